@@ -1,0 +1,64 @@
+"""The narrow protocol every backend implements, and what it returns."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Protocol, runtime_checkable
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class TokenStats:
+    """What a model says about one text, token by token.
+
+    ``logprobs[t]`` is log p(x_t | x_<t) of the realised token; ``mean[t]`` and ``std[t]`` are the
+    mean and standard deviation of log p over the whole next-token distribution at that position
+    (Min-K%++ needs them; backends that only see the top few log-probs leave them None). Positions
+    are the text's tokens that have a context: the first token is unscored unless the tokenizer
+    puts a beginning-of-sequence token before it. ``truncated`` says the text did not fit the
+    context window and only its beginning was scored.
+    """
+
+    logprobs: np.ndarray
+    mean: np.ndarray | None = None
+    std: np.ndarray | None = None
+    truncated: bool = False
+
+    @property
+    def num_tokens(self) -> int:
+        return len(self.logprobs)
+
+
+@runtime_checkable
+class LanguageModel(Protocol):
+    """A causal language model as the audit needs it: scores and greedy continuations.
+
+    Implementations receive one batch per call (the evidence engine plans the batches) and may split
+    it further to fit memory. They must be deterministic for a given batch.
+    """
+
+    name: str
+    identity: str  # stable id for caching: name plus revision, or a hash of the weights
+    context_length: int | None
+
+    def score(self, texts: Sequence[str]) -> list[TokenStats]:
+        """Token statistics for each text (raw text, no chat template)."""
+        ...
+
+    def generate(
+        self, prompts: Sequence[str], max_new_tokens: Sequence[int], chat: bool = False
+    ) -> list[str]:
+        """Greedy continuation of each prompt, at most ``max_new_tokens[i]`` new tokens.
+
+        With ``chat`` the prompt is sent as a user message through the tokenizer's chat template
+        when it has one; otherwise as raw text.
+        """
+        ...
+
+    def num_parameters(self) -> int | None: ...
+
+    def settings(self) -> dict[str, str]:
+        """Settings that change results (dtype, device class, max length): part of the cache key."""
+        ...

@@ -1,0 +1,141 @@
+"""A scripted language model, for tests and documentation.
+
+It is deterministic and fast, and behaves like the two kinds of model an audit must tell apart:
+
+* ``fake:clean`` has seen nothing. Each token's log-prob is a pseudo-random function of the token
+  and the one before it, so a question and its number twin differ only around the numbers, with no
+  side preferred.
+* ``fake:memorise=FILE`` has memorised the questions in FILE (.jsonl/.json/.csv/.txt). Every token
+  whose two-token context appears in a memorised question gets a high log-prob, so the original
+  is far more likely than its twin (which shares most contexts, as in a real model), and greedy
+  generation from a memorised prefix continues the memorised text.
+
+Options are ``:``-separated ``key=value`` pairs: ``memorise=FILE``, ``field=NAME`` (the question
+field of FILE), ``strength=FLOAT`` (log-prob of a memorised token, default -0.05), ``name=TEXT``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+from ..errors import InputError
+from .base import TokenStats
+
+TOKEN = re.compile(r"\d|[^\W\d]+|\S|\s+")  # digits one by one, as many real tokenizers do
+PROMPT_CONTEXT_TOKENS = 6  # how much of a prompt's end must match a memorised text to recall it
+
+
+def tokenize(text: str) -> list[str]:
+    return TOKEN.findall(text)
+
+
+def _unit(*parts: str) -> float:
+    """A deterministic number in [0, 1) from some strings."""
+    digest = hashlib.blake2b("\x1f".join(parts).encode("utf-8", "surrogatepass"), digest_size=8).digest()
+    return int.from_bytes(digest, "little") / 2**64
+
+
+class FakeModel:
+    """See the module docstring. Implements :class:`~contamcheck.backends.base.LanguageModel`."""
+
+    context_length: int | None = 4096
+
+    def __init__(
+        self, memorised: Sequence[str] = (), strength: float = -0.05, name: str | None = None
+    ) -> None:
+        self.memorised = list(memorised)
+        self.strength = strength
+        self._contexts: set[tuple[str, str, str]] = set()
+        self._token_lists = [tokenize(text) for text in self.memorised]
+        for tokens in self._token_lists:
+            padded = ["", "", *tokens]
+            for i in range(2, len(padded)):
+                self._contexts.add((padded[i - 2], padded[i - 1], padded[i]))
+        digest = hashlib.sha256("\x00".join(self.memorised).encode("utf-8", "surrogatepass")).hexdigest()[:16]
+        self.name = name or ("fake:clean" if not self.memorised else f"fake:memorised-{len(self.memorised)}")
+        self.identity = f"fake:{digest}:{strength}"
+        self.calls = {"score": 0, "generate": 0}  # batches served, for tests of the engine
+
+    @classmethod
+    def from_spec(cls, spec: str) -> FakeModel:
+        """Build from ``fake:clean`` or ``fake:memorise=FILE[:field=NAME][:strength=X][:name=N]``."""
+        body = spec.removeprefix("fake:")
+        options: dict[str, str] = {}
+        for part in filter(None, body.split(":")):
+            if part == "clean":
+                continue
+            key, sep, value = part.partition("=")
+            if not sep or key not in {"memorise", "field", "strength", "name"}:
+                raise InputError(
+                    f"Can't read the fake model spec {spec!r}: unknown part {part!r}. "
+                    "Use fake:clean or fake:memorise=FILE[:field=NAME][:strength=X]."
+                )
+            options[key] = value
+        memorised: list[str] = []
+        if "memorise" in options:
+            from ..benchmarks import load_benchmark
+
+            path = Path(options["memorise"])
+            if not path.exists():
+                raise InputError(f"The fake model's memorise file {str(path)!r} does not exist.")
+            memorised = [item.text for item in load_benchmark(str(path), options.get("field")).items]
+        try:
+            strength = float(options.get("strength", -0.05))
+        except ValueError:
+            raise InputError(f"strength in {spec!r} must be a number.") from None
+        return cls(memorised, strength=strength, name=options.get("name") or spec)
+
+    def _logprob(self, before2: str, before1: str, token: str) -> float:
+        if (before2, before1, token) in self._contexts:
+            return self.strength
+        # Clean tokens: log-probs between about -9 and -0.5, rarer for digits and long words.
+        base = -0.5 - 8.5 * _unit("lp", before1, token)
+        return base
+
+    def score(self, texts: Sequence[str]) -> list[TokenStats]:
+        self.calls["score"] += 1
+        results = []
+        for text in texts:
+            tokens = tokenize(text)
+            padded = ["", "", *tokens]
+            logprobs = np.array(
+                [self._logprob(padded[i - 2], padded[i - 1], padded[i]) for i in range(2, len(padded))],
+                dtype=np.float64,
+            )
+            # A stand-in for the next-token distribution: mean and spread depend only on context.
+            mean = np.array([-4.5 - _unit("mu", padded[i - 1]) for i in range(2, len(padded))])
+            std = np.array([1.5 + _unit("sd", padded[i - 1]) for i in range(2, len(padded))])
+            results.append(TokenStats(logprobs=logprobs, mean=mean, std=std))
+        return results
+
+    def generate(
+        self, prompts: Sequence[str], max_new_tokens: Sequence[int], chat: bool = False
+    ) -> list[str]:
+        self.calls["generate"] += 1
+        return [
+            self._continue(prompt, budget) for prompt, budget in zip(prompts, max_new_tokens, strict=True)
+        ]
+
+    def _continue(self, prompt: str, budget: int) -> str:
+        tail = [t for t in tokenize(prompt) if not t.isspace()][-PROMPT_CONTEXT_TOKENS:]
+        for tokens in self._token_lists:
+            words = [(i, t) for i, t in enumerate(tokens) if not t.isspace()]
+            for j in range(len(words) - len(tail) + 1):
+                if [t for _, t in words[j : j + len(tail)]] == tail and tail:
+                    start = words[j + len(tail) - 1][0] + 1
+                    return "".join(tokens[start : start + budget])
+        # Unseen: a plausible but uninformed continuation whose numbers depend on the prompt.
+        guess = int(_unit("guess", prompt) * 90) + 10
+        pieces = ["The", " answer", " is", " ", *str(guess), "."]
+        return "".join(pieces[:budget])
+
+    def num_parameters(self) -> int | None:
+        return None
+
+    def settings(self) -> dict[str, str]:
+        return {"backend": "fake"}

@@ -1,0 +1,430 @@
+"""The default backend: a causal language model run in-process by transformers.
+
+MODEL may be a local folder (config.json, weights, tokenizer), a ``.gguf`` file (dequantised by
+transformers through ``gguf_file=``), or a Hugging Face Hub id. ``trust_remote_code`` stays off
+unless asked for.
+
+Scoring tokenises each text with the tokenizer's own special tokens (a beginning-of-sequence token
+where the tokenizer adds one, as Llama-style tokenizers do) and scores every token that has a
+context, so the first token of a GPT-2-style text is unscored, exactly as in the reference
+implementations of Min-K% and Min-K%++. The full next-token distribution is reduced to its mean and
+standard deviation of log p inside the forward pass, in fp32, a slice of positions at a time, so no
+[tokens x vocabulary] tensor outlives its slice.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+import warnings
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, cast
+
+import numpy as np
+
+from .. import hub
+from ..errors import InputError, ModelLoadError, RuntimeFailure
+from .base import TokenStats
+
+HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*(/[\w.-]+)?$")
+WEIGHT_SUFFIXES = (".safetensors", ".bin", ".pt", ".pth", ".gguf", ".h5", ".msgpack")
+LOGIT_BYTES_BUDGET = 256 * 2**20  # the [tokens x vocab] logits of one forward pass
+REDUCE_FLOATS = 2**24  # positions x vocab reduced at once when computing the token statistics
+
+
+@dataclass(frozen=True)
+class ModelSource:
+    """Where a model lives: a folder, a GGUF file in a folder, or a Hub id."""
+
+    kind: str  # "folder", "gguf" or "hub"
+    location: str  # folder path, folder of the GGUF file, or Hub id
+    gguf_file: str | None = None
+    display_name: str | None = None  # how the user named it, when that is clearer than the path
+
+    @property
+    def display(self) -> str:
+        if self.display_name:
+            return self.display_name
+        if self.kind == "gguf":
+            return str(Path(self.location) / str(self.gguf_file))
+        return self.location
+
+
+def resolve_source(spec: str) -> ModelSource:
+    """Decide what kind of model ``spec`` names, with a clear error for anything else."""
+    if spec.startswith("pkg:"):
+        from .packaged import resolve_packaged
+
+        packaged = resolve_packaged(spec)
+        return ModelSource("gguf", str(packaged.parent), packaged.name, display_name=spec)
+    path = Path(spec).expanduser()
+    if path.is_file():
+        if path.suffix.lower() != ".gguf":
+            raise InputError(
+                f"Model {spec!r} is a file but not a .gguf file. Pass a model folder (with config.json), "
+                "a .gguf file, or a Hugging Face Hub id."
+            )
+        return ModelSource("gguf", str(path.resolve().parent), path.name)
+    if path.is_dir():
+        if not (path / "config.json").is_file():
+            ggufs = sorted(path.glob("*.gguf"))
+            if len(ggufs) == 1:
+                return ModelSource("gguf", str(path.resolve()), ggufs[0].name)
+            raise InputError(
+                f"Model folder {spec!r} has no config.json, so it is not a transformers model folder. "
+                "Point at the folder holding config.json, the weights and the tokenizer, or at a .gguf file."
+            )
+        if not any(p.suffix in WEIGHT_SUFFIXES for p in path.iterdir()):
+            raise InputError(
+                f"Model folder {spec!r} has a config.json but no weights (*.safetensors or *.bin). "
+                "Copy the weight files there, or point at the complete folder."
+            )
+        return ModelSource("folder", str(path.resolve()))
+    looks_like_path = (
+        spec.startswith((".", "/", "~")) or spec.endswith(".gguf") or spec.count("/") > 1 or "\\" in spec
+    )
+    if looks_like_path:
+        raise InputError(f"Model path {spec!r} does not exist.")
+    if not HUB_ID.match(spec):
+        raise InputError(
+            f"Model {spec!r} is neither an existing folder or .gguf file nor a Hugging Face Hub id "
+            "(like 'HuggingFaceTB/SmolLM2-135M')."
+        )
+    return ModelSource("hub", spec)
+
+
+def pick_device(requested: str) -> str:
+    import torch
+
+    if requested != "auto":
+        if requested == "cuda" and not torch.cuda.is_available():
+            raise InputError("--device cuda was asked for, but torch sees no CUDA GPU. Use --device cpu.")
+        if requested == "mps" and not torch.backends.mps.is_available():
+            raise InputError(
+                "--device mps was asked for, but this torch has no MPS support. Use --device cpu."
+            )
+        return requested
+    if torch.cuda.is_available():
+        return "cuda"
+    if torch.backends.mps.is_available():
+        return "mps"
+    return "cpu"
+
+
+def pick_dtype(requested: str, device: str) -> Any:
+    import torch
+
+    names = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
+    if requested != "auto":
+        return names[requested]
+    if device == "cuda":
+        return torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
+    # On CPU, fp32 until measurements show bf16 keeps the paired statistics (docs/PERFORMANCE.md).
+    return torch.float32
+
+
+class HFModel:
+    """A transformers causal LM. Implements :class:`~contamcheck.backends.base.LanguageModel`."""
+
+    def __init__(self, model: Any, tokenizer: Any, name: str, identity: str, device: str, dtype: Any) -> None:
+        self.model = model
+        self.tokenizer = tokenizer
+        self.name = name
+        self.identity = identity
+        self.device = device
+        self.dtype = dtype
+        self.vocab_size = int(model.get_output_embeddings().weight.shape[0])
+        self.context_length = _context_length(model.config, tokenizer)
+        if tokenizer.pad_token_id is None:
+            # Padding is masked out; any id works, and end-of-sequence is the usual choice.
+            tokenizer.pad_token = tokenizer.eos_token or tokenizer.convert_ids_to_tokens(0)
+        self.token_budget = max(64, LOGIT_BYTES_BUDGET // (4 * self.vocab_size))
+
+    @classmethod
+    def load(
+        cls,
+        spec: str,
+        *,
+        device: str = "auto",
+        dtype: str = "auto",
+        trust_remote_code: bool = False,
+        device_map: str | None = None,
+        identity: str | None = None,
+    ) -> HFModel:
+        source = resolve_source(spec)
+        if source.kind == "hub" and not hub.offline_mode() and not hub.hub_reachable():
+            raise ModelLoadError(
+                hub.unreachable_message(
+                    f"the model {spec!r}",
+                    "Download it where you have a network (e.g. `hf download "
+                    f"{spec} --local-dir DIR`) and pass the folder, or pass a local .gguf file.",
+                )
+            )
+        import torch
+        import transformers
+
+        chosen_device = pick_device(device)
+        torch_dtype = pick_dtype(dtype, chosen_device)
+        common: dict[str, Any] = {"trust_remote_code": trust_remote_code}
+        if source.gguf_file:
+            common["gguf_file"] = source.gguf_file
+        try:
+            with _quiet_transformers():
+                config = transformers.AutoConfig.from_pretrained(source.location, **common)
+                _require_causal_lm(config, spec)
+                tokenizer = transformers.AutoTokenizer.from_pretrained(source.location, **common)
+                model = transformers.AutoModelForCausalLM.from_pretrained(
+                    source.location,
+                    dtype=torch_dtype,
+                    device_map=device_map,
+                    **common,
+                )
+        except (InputError, ModelLoadError):
+            raise
+        except (MemoryError, torch.OutOfMemoryError):
+            raise RuntimeFailure(
+                f"Out of memory while loading {spec!r}. "
+                "Try a smaller --dtype (bfloat16) or --device-map auto."
+            ) from None
+        except Exception as exc:  # transformers and huggingface_hub raise many types for one cause
+            raise _explain_load_failure(spec, source, exc) from None
+        if device_map is None:
+            model = cast(Any, model).to(torch.device(chosen_device))
+        model.eval()
+        name = source.display if source.kind != "hub" else spec
+        if identity is None:
+            revision = getattr(config, "_commit_hash", None)
+            identity = f"{name}@{revision}" if revision else name
+        return cls(model, tokenizer, name, identity, chosen_device, torch_dtype)
+
+    # -- the protocol -----------------------------------------------------------------------
+
+    def num_parameters(self) -> int | None:
+        return int(self.model.num_parameters())
+
+    def settings(self) -> dict[str, str]:
+        return {
+            "backend": "hf",
+            "dtype": str(self.dtype).removeprefix("torch."),
+            "device": self.device,
+            "max_length": str(self.context_length),
+        }
+
+    def score(self, texts: Sequence[str]) -> list[TokenStats]:
+        import torch
+
+        encoded = [list(self.tokenizer(text, add_special_tokens=True)["input_ids"]) for text in texts]
+        truncated = [len(ids) > self.context_length for ids in encoded] if self.context_length else []
+        if self.context_length:
+            encoded = [ids[: self.context_length] for ids in encoded]
+        results: list[TokenStats | None] = [None] * len(texts)
+        for indices in self._token_batches([len(ids) for ids in encoded]):
+            stats = self._score_batch([encoded[i] for i in indices], torch)
+            for index, stat in zip(indices, stats, strict=True):
+                results[index] = TokenStats(
+                    stat.logprobs,
+                    stat.mean,
+                    stat.std,
+                    truncated=bool(truncated and truncated[index]),
+                )
+        return [r for r in results if r is not None]
+
+    def generate(
+        self, prompts: Sequence[str], max_new_tokens: Sequence[int], chat: bool = False
+    ) -> list[str]:
+        import torch
+        from transformers import GenerationConfig
+
+        budget = max(max_new_tokens, default=0)
+        if budget <= 0:
+            return ["" for _ in prompts]
+        rendered = [self._render_prompt(p, chat) for p in prompts]
+        use_special = not (chat and self.has_chat_template)
+        encoded = [list(self.tokenizer(t, add_special_tokens=use_special)["input_ids"]) for t in rendered]
+        if self.context_length:
+            room = max(1, self.context_length - budget)
+            encoded = [ids[-room:] for ids in encoded]  # keep the end of an over-long prompt
+        pad = self.tokenizer.pad_token_id
+        width = max(len(ids) for ids in encoded)
+        input_ids = torch.tensor(
+            [[pad] * (width - len(ids)) + ids for ids in encoded], device=self._input_device
+        )
+        attention = torch.tensor(
+            [[0] * (width - len(ids)) + [1] * len(ids) for ids in encoded],
+            device=self._input_device,
+        )
+        config = GenerationConfig(
+            max_new_tokens=budget,
+            do_sample=False,
+            pad_token_id=pad,
+            eos_token_id=self.tokenizer.eos_token_id,
+        )
+        with torch.inference_mode(), _quiet_transformers():
+            output = self.model.generate(
+                input_ids=input_ids, attention_mask=attention, generation_config=config
+            )
+        texts = []
+        eos = self.tokenizer.eos_token_id
+        for row, limit in zip(output[:, width:].tolist(), max_new_tokens, strict=True):
+            row = row[:limit]
+            if eos is not None and eos in row:
+                row = row[: row.index(eos)]
+            texts.append(self.tokenizer.decode(row, skip_special_tokens=True))
+        return texts
+
+    # -- internals -----------------------------------------------------------------------------
+
+    @property
+    def has_chat_template(self) -> bool:
+        return bool(getattr(self.tokenizer, "chat_template", None))
+
+    @property
+    def _input_device(self) -> Any:
+        return self.model.get_input_embeddings().weight.device
+
+    def _render_prompt(self, prompt: str, chat: bool) -> str:
+        if not (chat and self.has_chat_template):
+            return prompt
+        return str(
+            self.tokenizer.apply_chat_template(
+                [{"role": "user", "content": prompt}], tokenize=False, add_generation_prompt=True
+            )
+        )
+
+    def _token_batches(self, lengths: list[int]) -> Iterator[list[int]]:
+        """Consecutive groups whose padded size fits the logits budget (one text at least)."""
+        group: list[int] = []
+        longest = 0
+        for index, length in enumerate(lengths):
+            if group and max(longest, length) * (len(group) + 1) > self.token_budget:
+                yield group
+                group, longest = [], 0
+            group.append(index)
+            longest = max(longest, length)
+        if group:
+            yield group
+
+    def _score_batch(self, sequences: list[list[int]], torch: Any) -> list[TokenStats]:
+        pad = self.tokenizer.pad_token_id
+        width = max(len(s) for s in sequences)
+        input_ids = torch.tensor([s + [pad] * (width - len(s)) for s in sequences], device=self._input_device)
+        attention = torch.tensor(
+            [[1] * len(s) + [0] * (width - len(s)) for s in sequences], device=self._input_device
+        )
+        with torch.inference_mode():
+            logits = self.model(input_ids=input_ids, attention_mask=attention).logits
+            out = []
+            for row, sequence in enumerate(sequences):
+                scored = len(sequence) - 1
+                if scored <= 0:
+                    empty = np.zeros(0, dtype=np.float32)
+                    out.append(TokenStats(empty, empty, empty))
+                    continue
+                targets = input_ids[row, 1 : scored + 1]
+                realised, means, stds = [], [], []
+                step = max(1, REDUCE_FLOATS // self.vocab_size)
+                for start in range(0, scored, step):
+                    stop = min(scored, start + step)
+                    logp = torch.log_softmax(logits[row, start:stop].float(), dim=-1)
+                    realised.append(logp.gather(-1, targets[start:stop, None]).squeeze(-1))
+                    prob = logp.exp()
+                    mean = (prob * logp).sum(-1)
+                    second = (prob * logp.square()).sum(-1)
+                    means.append(mean)
+                    stds.append((second - mean.square()).clamp_min(0).sqrt())
+                out.append(
+                    TokenStats(
+                        torch.cat(realised).cpu().numpy(),
+                        torch.cat(means).cpu().numpy(),
+                        torch.cat(stds).cpu().numpy(),
+                    )
+                )
+            del logits
+        return out
+
+
+def _context_length(config: Any, tokenizer: Any) -> int | None:
+    for attribute in (
+        "max_position_embeddings",
+        "n_positions",
+        "max_sequence_length",
+        "seq_length",
+    ):
+        value = getattr(config, attribute, None)
+        if isinstance(value, int) and value > 0:
+            return value
+    limit = getattr(tokenizer, "model_max_length", None)
+    return limit if isinstance(limit, int) and 0 < limit < 10**7 else None
+
+
+def _require_causal_lm(config: Any, spec: str) -> None:
+    from transformers import MODEL_FOR_CAUSAL_LM_MAPPING
+
+    if type(config) not in MODEL_FOR_CAUSAL_LM_MAPPING and not getattr(config, "auto_map", None):
+        architectures = ", ".join(getattr(config, "architectures", None) or [config.model_type])
+        raise InputError(
+            f"Model {spec!r} is a {architectures} ({config.model_type}), not a causal language model. "
+            "contamcheck audits causal (decoder-only) LMs such as Llama, Qwen, GPT-2 or SmolLM."
+        )
+
+
+def _explain_load_failure(spec: str, source: ModelSource, exc: Exception) -> Exception:
+    text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    kind = type(exc).__name__
+    if kind in {"RepositoryNotFoundError", "RevisionNotFoundError"}:
+        return InputError(
+            f"No model {spec!r} on the Hugging Face Hub (check the id, or log in for a private one)."
+        )
+    if kind == "GatedRepoError":
+        return ModelLoadError(
+            f"Model {spec!r} is gated: accept its licence on the Hub and run `hf auth login`."
+        )
+    if kind in {"LocalEntryNotFoundError", "OfflineModeIsEnabled"} or "offline" in text.lower():
+        return ModelLoadError(
+            f"Model {spec!r} is not in the local Hugging Face cache and the Hub is offline. "
+            "Download it where you have a network and pass the folder."
+        )
+    if "tokenizer" in text.lower() or kind in {"TokenizerNotFound"}:
+        return InputError(f"Model {source.display!r} has no usable tokenizer: {text}")
+    if isinstance(exc, OSError | ValueError | KeyError | ImportError):
+        return ModelLoadError(f"Can't load model {source.display!r}: {text}")
+    return ModelLoadError(f"Can't load model {source.display!r} ({kind}): {text}")
+
+
+class _quiet_transformers:
+    """Silence transformers' advisory warnings and progress bars for the duration of a call."""
+
+    def __enter__(self) -> None:
+        from transformers.utils import logging as hf_logging
+
+        self._verbosity = hf_logging.get_verbosity()
+        hf_logging.set_verbosity_error()
+        self._progress = hf_logging.is_progress_bar_enabled()
+        hf_logging.disable_progress_bar()
+        self._warnings = warnings.catch_warnings()
+        self._warnings.__enter__()
+        warnings.simplefilter("ignore")
+        # The GGUF converter draws its own tqdm bar, outside transformers' switch for bars.
+        try:
+            import transformers.modeling_gguf_pytorch_utils as gguf_utils
+        except ImportError:
+            self._gguf: Any = None
+        else:
+            self._gguf = gguf_utils
+            self._tqdm = gguf_utils.tqdm
+            gguf_utils.tqdm = functools.partial(self._tqdm, disable=True)
+
+    def __exit__(self, *exc: Any) -> None:
+        from transformers.utils import logging as hf_logging
+
+        self._warnings.__exit__(*exc)
+        if self._gguf is not None:
+            self._gguf.tqdm = self._tqdm
+        hf_logging.set_verbosity(self._verbosity)
+        if self._progress:
+            hf_logging.enable_progress_bar()
+
+
+__all__ = ["HFModel", "ModelSource", "resolve_source"]

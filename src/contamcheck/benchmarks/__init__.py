@@ -1,0 +1,91 @@
+"""Loading benchmark questions: built-in names, local files and Hugging Face datasets."""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+from ..errors import InputError, UnknownNameError
+from ._types import Benchmark, Item
+from .builtin import BUILTINS, BuiltinBenchmark, read_builtin
+from .files import SUFFIXES
+from .files import read_questions as read_file_questions
+from .hf_datasets import parse_spec
+from .hf_datasets import read_questions as read_hub_questions
+
+__all__ = ["BUILTINS", "Benchmark", "BuiltinBenchmark", "Item", "load_benchmark"]
+
+
+def load_benchmark(spec: str, field: str | None = None, ordered: bool = True) -> Benchmark:
+    """Load a benchmark from a built-in name, a local file, or ``hf:dataset[:config]:split:field``.
+
+    ``ordered`` says whether the rows are in the benchmark's published order (the canonical-order
+    test needs that); pass False when the file was shuffled.
+    """
+    if not spec or not spec.strip():
+        raise InputError("The benchmark is empty. Pass a built-in name, a file, or an hf: spec.")
+    path = Path(spec).expanduser()
+    if spec in BUILTINS and not path.exists():
+        builtin = BUILTINS[spec]
+        questions, builtin_field, source = read_builtin(builtin, field)
+        used_field: str | None = builtin_field
+        name = spec
+    elif spec.startswith("hf:"):
+        dataset, config, split, hub_field = parse_spec(spec)
+        if field and field != hub_field:
+            raise InputError(
+                f"--field {field!r} disagrees with the field {hub_field!r} in {spec!r}; give one."
+            )
+        questions = read_hub_questions(
+            dataset, config, split, hub_field, "Download it and pass the local file."
+        )
+        used_field, source, name = hub_field, f"Hugging Face dataset {dataset} ({split})", dataset
+    elif path.exists() or any(s in SUFFIXES for s in (x.lower() for x in path.suffixes)):
+        if not path.exists():
+            raise InputError(f"Benchmark file {spec!r} does not exist.")
+        if path.is_dir():
+            raise InputError(
+                f"{spec!r} is a folder; pass a question file (.jsonl, .json, .csv, .txt, .parquet)."
+            )
+        questions, used_field, set_aside = read_file_questions(path, field)
+        return _build(path.name, spec, used_field, questions, f"local file {path}", ordered, set_aside)
+    else:
+        raise UnknownNameError(
+            "benchmark",
+            spec,
+            BUILTINS,
+            hint="Or pass a .jsonl/.json/.csv/.txt/.parquet file, or hf:dataset[:config]:split:field.",
+        )
+    return _build(name, spec, used_field, questions, source, ordered, {})
+
+
+def _build(
+    name: str,
+    spec: str,
+    field: str | None,
+    questions: list[tuple[str, str]],
+    source: str,
+    ordered: bool,
+    set_aside: dict[str, int],
+) -> Benchmark:
+    if not questions:
+        raise InputError(f"The benchmark {spec!r} yields no questions (every row is empty): nothing to test.")
+    ids = [question_id for question_id, _ in questions]
+    duplicated = [i for i, count in Counter(ids).items() if count > 1]
+    if duplicated:
+        # Ids must name one question each; fall back to positions rather than guess.
+        ids = [str(index) for index in range(len(questions))]
+        source += f" (ids not unique, e.g. {duplicated[0]!r}: using row numbers)"
+    items = tuple(
+        Item(id=i, text=text, position=pos)
+        for pos, (i, (_, text)) in enumerate(zip(ids, questions, strict=True))
+    )
+    return Benchmark(
+        name=name,
+        spec=spec,
+        field=field,
+        items=items,
+        source=source,
+        ordered=ordered,
+        set_aside=set_aside,
+    )

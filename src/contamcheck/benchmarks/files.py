@@ -1,0 +1,195 @@
+"""Questions from a local file: .jsonl, .json, .csv, .txt or .parquet, each optionally gzipped."""
+
+from __future__ import annotations
+
+import csv
+import gzip
+import io
+import json
+import sys
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+from ..errors import InputError
+
+SUFFIXES = (".jsonl", ".json", ".csv", ".txt", ".parquet")
+GUESSED_FIELDS = ("question", "text", "prompt", "problem")
+ID_FIELDS = ("id", "task_id", "question_id", "qid", "uid")
+
+Row = tuple[int, dict[str, Any]]  # (line or row number for messages, row)
+
+
+def file_format(path: Path) -> tuple[str, bool]:
+    """The format of ``path`` from its suffixes, and whether it is gzipped."""
+    suffixes = [s.lower() for s in path.suffixes]
+    gzipped = bool(suffixes) and suffixes[-1] == ".gz"
+    if gzipped:
+        suffixes = suffixes[:-1]
+    suffix = suffixes[-1] if suffixes else ""
+    if suffix not in SUFFIXES:
+        raise InputError(
+            f"Can't read benchmark file {str(path)!r}: unsupported type {suffix or '(none)'!r}. "
+            f"Use one of {', '.join(SUFFIXES)} (optionally gzipped, e.g. questions.jsonl.gz)."
+        )
+    return suffix, gzipped
+
+
+Questions = list[tuple[str, str]]  # (id, text)
+
+
+def read_questions(path: Path, field: str | None) -> tuple[Questions, str | None, dict[str, int]]:
+    """Read ``(id, text)`` pairs from a file; the id is the file's own, else the 0-based row.
+
+    Returns the pairs, the field used (None for .txt) and counts of rows set aside (empty text).
+    """
+    suffix, gzipped = file_format(path)
+    if not path.is_file():
+        raise InputError(f"Benchmark file {str(path)!r} is not a file.")
+    if suffix == ".txt":
+        lines = [line.strip() for line in _text(path, gzipped).splitlines()]
+        questions = [(str(index), line) for index, line in enumerate(lines) if line]
+        return questions, None, {}
+    if suffix == ".parquet":
+        rows: Iterable[Row] = _parquet_rows(path, gzipped)
+    elif suffix == ".csv":
+        rows = _csv_rows(path, gzipped)
+    else:
+        rows = _json_rows(path, gzipped, suffix)
+    rows = list(rows)
+    if not rows:
+        raise InputError(f"Benchmark file {str(path)!r} holds no rows: nothing to test.")
+    columns = list(rows[0][1])
+    key = field or guess_field(columns, str(path))
+    return _extract(rows, key, str(path))
+
+
+def guess_field(columns: list[str], where: str) -> str:
+    for candidate in GUESSED_FIELDS:
+        if candidate in columns:
+            return candidate
+    raise InputError(
+        f"Can't tell which field of {where!r} holds the question. "
+        f"Pass --field with one of: {', '.join(columns) or '(no fields)'}."
+    )
+
+
+def _extract(rows: list[Row], key: str, where: str) -> tuple[Questions, str, dict[str, int]]:
+    id_key = next((k for k in ID_FIELDS if k in rows[0][1] and k != key), None)
+    questions: Questions = []
+    empty = 0
+    for index, (number, row) in enumerate(rows):
+        if key not in row:
+            raise InputError(
+                f"Field {key!r} is missing from row {number} of {where!r}. "
+                f"Fields there: {', '.join(map(str, row)) or '(none)'}. Pick one with --field."
+            )
+        value = row[key]
+        if value is None or (isinstance(value, str) and not value.strip()):
+            empty += 1
+            continue
+        if not isinstance(value, str):
+            raise InputError(
+                f"Field {key!r} in row {number} of {where!r} holds {type(value).__name__} "
+                f"({_preview(value)}), not text. Pick a text field with --field."
+            )
+        item_id = row.get(id_key) if id_key else None
+        questions.append((str(index) if item_id is None else str(item_id), value))
+    return questions, key, ({"empty text": empty} if empty else {})
+
+
+def _preview(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def _open_binary(path: Path, gzipped: bool) -> io.BufferedIOBase:
+    if gzipped:
+        return gzip.open(path, "rb")
+    return path.open("rb")
+
+
+def _text(path: Path, gzipped: bool) -> str:
+    try:
+        with _open_binary(path, gzipped) as handle:
+            data = handle.read()
+    except (OSError, EOFError) as exc:  # gzip.BadGzipFile is an OSError
+        raise InputError(f"Can't read benchmark file {str(path)!r}: {exc}.") from None
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise InputError(
+            f"Benchmark file {str(path)!r} is not UTF-8 text (bad byte at offset {exc.start}). "
+            "Convert it to UTF-8."
+        ) from None
+
+
+def _json_rows(path: Path, gzipped: bool, suffix: str) -> Iterator[Row]:
+    text = _text(path, gzipped)
+    if suffix == ".json":
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError:
+            data = None  # perhaps JSON Lines named .json; read it line by line below
+        if data is not None:
+            yield from _json_document_rows(data, str(path))
+            return
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise InputError(
+                f"Line {number} of {str(path)!r} is not valid JSON ({exc.msg} at column {exc.colno}). "
+                "Each line of a .jsonl file must be one JSON object."
+            ) from None
+        if not isinstance(row, dict):
+            raise InputError(
+                f"Line {number} of {str(path)!r} is a JSON {type(row).__name__}, not an object "
+                '(expected e.g. {"question": "..."}).'
+            )
+        yield number, row
+
+
+def _json_document_rows(data: Any, where: str) -> Iterator[Row]:
+    if isinstance(data, dict):
+        lists = [value for value in data.values() if isinstance(value, list)]
+        if len(lists) != 1:
+            raise InputError(
+                f"{where!r} is a JSON object; expected a list of questions, or an object with "
+                "exactly one list of questions in it."
+            )
+        data = lists[0]
+    if not isinstance(data, list):
+        raise InputError(f"{where!r} holds a JSON {type(data).__name__}; expected a list of questions.")
+    for number, row in enumerate(data):
+        if isinstance(row, str):
+            row = {"text": row}
+        if not isinstance(row, dict):
+            raise InputError(f"Entry {number} of {where!r} is a {type(row).__name__}, not an object.")
+        yield number, row
+
+
+def _csv_rows(path: Path, gzipped: bool) -> Iterator[Row]:
+    csv.field_size_limit(min(sys.maxsize, 2**31 - 1))
+    reader = csv.DictReader(io.StringIO(_text(path, gzipped), newline=""))
+    try:
+        for row in reader:
+            # DictReader puts surplus cells under the key None; they belong to no field.
+            yield reader.line_num, {k: v for k, v in row.items() if k is not None}
+    except csv.Error as exc:
+        raise InputError(f"Can't parse {str(path)!r} as CSV near line {reader.line_num}: {exc}.") from None
+
+
+def _parquet_rows(path: Path, gzipped: bool) -> Iterator[Row]:
+    try:
+        import pyarrow.parquet as pq
+    except ImportError:
+        raise InputError("Reading .parquet files needs pyarrow: pip install pyarrow") from None
+    try:
+        with _open_binary(path, gzipped) as handle:
+            table = pq.read_table(handle)
+    except Exception as exc:  # pyarrow raises its own ArrowInvalid for a broken file
+        raise InputError(f"Can't read {str(path)!r} as Parquet: {exc}.") from None
+    yield from enumerate(table.to_pylist())

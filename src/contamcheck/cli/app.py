@@ -1,0 +1,252 @@
+"""The command line: parse, call the library, render, return an exit code.
+
+``contamcheck MODEL BENCHMARK [options]`` is the short form; ``contamcheck run --model M
+--benchmark B`` the long form. Any first word that is not a subcommand is a MODEL (a local folder
+named like a subcommand is passed as ``./run``).
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from typing import Any
+
+import click
+
+from .. import __version__
+from ..errors import ContamcheckError
+
+
+class ShortFormGroup(click.Group):
+    """A group whose unknown first word starts the default ``audit`` command."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if args and args[0] not in self.commands and args[0] not in ("--help", "-h", "--version"):
+            args = ["audit", *args]
+        return super().parse_args(ctx, args)
+
+    def format_usage(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        formatter.write_usage(
+            "contamcheck", "MODEL BENCHMARK [OPTIONS]\n       contamcheck COMMAND [ARGS]..."
+        )
+
+
+def audit_options(function: Callable[..., Any]) -> Callable[..., Any]:
+    """The options shared by the short form and ``run``."""
+    options = [
+        click.option(
+            "-n",
+            "--limit",
+            type=int,
+            default=200,
+            show_default=True,
+            help="Questions to test (seeded sample).",
+        ),
+        click.option(
+            "--seed",
+            type=int,
+            default=0,
+            show_default=True,
+            help="Seed for the sample, twins and permutations.",
+        ),
+        click.option(
+            "--field",
+            help="Column holding the question (guessed from question/text/prompt/problem).",
+        ),
+        click.option(
+            "--control",
+            "control",
+            help="Questions the model can't have seen (file): unpaired controls.",
+        ),
+        click.option("--control-field", help="Column of --control holding the question."),
+        click.option(
+            "--reference",
+            default="auto",
+            show_default=True,
+            help="Reference model (released before the benchmark): auto, none, or a Hub id / path.",
+        ),
+        click.option("--tests", help="Comma-separated tests to run (default: all that apply)."),
+        click.option(
+            "--quick",
+            is_flag=True,
+            help="Likelihood tests only: one forward pass per text, no generation.",
+        ),
+        click.option("-k", "k", type=float, default=0.2, show_default=True, help="Min-K fraction of tokens."),
+        click.option(
+            "--alpha",
+            type=float,
+            default=0.001,
+            show_default=True,
+            help="Significance for 'likely'.",
+        ),
+        click.option(
+            "--permutations",
+            type=int,
+            help="Permutations per test (default: enough for alpha / tests).",
+        ),
+        click.option(
+            "--fail-on",
+            type=click.Choice(["likely", "evidence"]),
+            default="likely",
+            show_default=True,
+            help="Lowest verdict that exits 1.",
+        ),
+        click.option("--twins", type=int, default=1, show_default=True, help="Number twins per question."),
+        click.option("--batch-size", type=int, help="Texts per batch (default: automatic)."),
+        click.option(
+            "--device",
+            type=click.Choice(["auto", "cpu", "cuda", "mps"]),
+            default="auto",
+            show_default=True,
+        ),
+        click.option(
+            "--dtype",
+            type=click.Choice(["auto", "float32", "bfloat16", "float16"]),
+            default="auto",
+            show_default=True,
+        ),
+        click.option("--threads", type=int, help="CPU threads for torch (default: all cores)."),
+        click.option(
+            "--trust-remote-code",
+            is_flag=True,
+            help="Run the model repository's own code (off by default).",
+        ),
+        click.option(
+            "--no-order",
+            is_flag=True,
+            help="The benchmark's rows are not in their published order.",
+        ),
+        click.option(
+            "--json",
+            "as_json",
+            is_flag=True,
+            help="Print the JSON report to stdout (nothing else).",
+        ),
+        click.option(
+            "--output",
+            "-o",
+            type=click.Path(dir_okay=False),
+            help="Write the JSON report to this file.",
+        ),
+        click.option("--quiet", "-q", is_flag=True, help="No progress bars or report on the terminal."),
+        click.option("--debug", is_flag=True, help="Show tracebacks for unexpected errors."),
+    ]
+    for option in reversed(options):
+        function = option(function)
+    return function
+
+
+@click.group(cls=ShortFormGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="contamcheck")
+def cli() -> None:
+    """Has this language model memorised the benchmark?
+
+    \b
+    contamcheck MODEL BENCHMARK [OPTIONS]     audit MODEL on BENCHMARK
+    contamcheck run --model M --benchmark B   the same, long form
+    contamcheck benchmarks                    list built-in benchmarks and tests
+
+    MODEL is a Hugging Face Hub id, a local model folder or a .gguf file. BENCHMARK is a built-in
+    name (gsm8k, humaneval, mbpp, sample), a .jsonl/.json/.csv/.txt/.parquet file (optionally
+    gzipped), or hf:dataset[:config]:split:field.
+
+    Exit codes: 0 no evidence found (or below --fail-on), 1 --fail-on reached, 2 bad input,
+    3 runtime failure, 4 inconclusive, 130 interrupted.
+    """
+
+
+@cli.command("audit", hidden=True)
+@click.argument("model")
+@click.argument("benchmark")
+@audit_options
+def audit_command(model: str, benchmark: str, **options: Any) -> int:
+    """Audit MODEL on BENCHMARK (the short form)."""
+    return _run_audit(model, benchmark, options)
+
+
+@cli.command("run")
+@click.argument("model_arg", metavar="[MODEL]", required=False)
+@click.argument("benchmark_arg", metavar="[BENCHMARK]", required=False)
+@click.option("--model", "-m", "model_opt", help="Hub id, local folder or .gguf file.")
+@click.option("--benchmark", "-b", "benchmark_opt", help="Built-in name, file, or hf: spec.")
+@audit_options
+def run_command(
+    model_arg: str | None,
+    benchmark_arg: str | None,
+    model_opt: str | None,
+    benchmark_opt: str | None,
+    **options: Any,
+) -> int:
+    """Audit a model on a benchmark (long form: --model and --benchmark)."""
+    model = _one_of(model_arg, model_opt, "MODEL", "--model")
+    benchmark = _one_of(benchmark_arg, benchmark_opt, "BENCHMARK", "--benchmark")
+    return _run_audit(model, benchmark, options)
+
+
+@cli.command("benchmarks")
+def benchmarks_command() -> int:
+    """List the built-in benchmarks and the tests."""
+    from .listing import print_listing
+
+    print_listing()
+    return 0
+
+
+def _one_of(positional: str | None, option: str | None, name: str, flag: str) -> str:
+    if positional and option and positional != option:
+        raise click.UsageError(f"{name} given twice ({positional!r} and {flag} {option!r}); give it once.")
+    value = positional or option
+    if not value:
+        raise click.UsageError(f"Missing {name}: pass it as {flag} {name}.")
+    return value
+
+
+def _run_audit(model: str, benchmark: str, options: dict[str, Any]) -> int:
+    from .run import run_audit
+
+    return guarded(options["debug"])(lambda: run_audit(model, benchmark, options))
+
+
+def guarded(debug: bool) -> Callable[[Callable[[], int]], int]:
+    """Run a command body, turning expected errors into one-line messages and exit codes."""
+
+    def wrapper(body: Callable[[], int]) -> int:
+        try:
+            return body()
+        except ContamcheckError as exc:
+            _error(str(exc))
+            return exc.exit_code
+        except KeyboardInterrupt:
+            _error("Interrupted. Evidence computed so far is kept; run the same command to resume.")
+            return 130
+        except Exception as exc:  # an unexpected exception is a bug: say so, in one line
+            if debug:
+                raise
+            detail = str(exc).splitlines()[0] if str(exc) else ""
+            _error(
+                f"Internal error ({type(exc).__name__}: {detail}). "
+                "This is a bug; rerun with --debug for the traceback."
+            )
+            return 3
+
+    return wrapper
+
+
+def _error(message: str) -> None:
+    click.echo(f"contamcheck: error: {message}", err=True)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Console entry point; returns the exit code."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    try:
+        result = cli.main(args=args, prog_name="contamcheck", standalone_mode=False)
+    except click.exceptions.Exit as exc:
+        return int(exc.exit_code)
+    except click.ClickException as exc:
+        _error(exc.format_message())
+        return 2
+    except click.Abort:
+        _error("Interrupted.")
+        return 130
+    return result if isinstance(result, int) else 0

@@ -1,0 +1,99 @@
+"""What an audit is asked to do. The CLI, the web UI and library users all build one of these."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Literal
+
+from .errors import InputError
+
+DEFAULT_LIMIT = 200
+DEFAULT_ALPHA = 0.001
+DEFAULT_K = 0.2
+MIN_PERMUTATIONS = 10_000
+DEVICES = ("auto", "cpu", "cuda", "mps")
+DTYPES = ("auto", "float32", "bfloat16", "float16")
+
+
+@dataclass
+class AuditConfig:
+    """An audit of MODEL on BENCHMARK.
+
+    ``reference`` is ``"auto"`` (the GPT-2 closest in size, when it can be loaded), ``"none"``, or a
+    model name or path. ``tests`` None means every test that applies; ``quick`` keeps only the
+    likelihood tests (one forward pass per text, no generation). ``permutations`` None means enough
+    for a p-value to fall well below alpha over the number of tests.
+    """
+
+    model: str
+    benchmark: str
+    field: str | None = None
+    limit: int = DEFAULT_LIMIT
+    seed: int = 0
+    control: str | None = None
+    control_field: str | None = None
+    reference: str = "auto"
+    tests: list[str] | None = None
+    quick: bool = False
+    k: float = DEFAULT_K
+    alpha: float = DEFAULT_ALPHA
+    permutations: int | None = None
+    fail_on: Literal["likely", "evidence"] = "likely"
+    twins: int = 1
+    batch_size: int | None = None
+    device: str = "auto"
+    dtype: str = "auto"
+    threads: int | None = None
+    trust_remote_code: bool = False
+    ordered: bool = True
+
+    def __post_init__(self) -> None:
+        checks: list[tuple[bool, str]] = [
+            (
+                bool(self.model and self.model.strip()),
+                "MODEL is empty: pass a Hub id, a local folder or a .gguf file.",
+            ),
+            (self.limit >= 1, f"-n/--limit must be at least 1 (got {self.limit})."),
+            (0 < self.k <= 1, f"-k must be a fraction in (0, 1], e.g. 0.2 for 20% (got {self.k})."),
+            (
+                0 < self.alpha < 1,
+                f"--alpha must be between 0 and 1, e.g. 0.001 (got {self.alpha}).",
+            ),
+            (
+                self.permutations is None or self.permutations >= 100,
+                f"--permutations must be at least 100 (got {self.permutations}).",
+            ),
+            (
+                self.fail_on in ("likely", "evidence"),
+                f"--fail-on must be likely or evidence (got {self.fail_on!r}).",
+            ),
+            (1 <= self.twins <= 8, f"--twins must be between 1 and 8 (got {self.twins})."),
+            (
+                self.batch_size is None or self.batch_size >= 1,
+                f"--batch-size must be at least 1 (got {self.batch_size}).",
+            ),
+            (
+                self.device in DEVICES,
+                f"--device must be one of {', '.join(DEVICES)} (got {self.device!r}).",
+            ),
+            (
+                self.dtype in DTYPES,
+                f"--dtype must be one of {', '.join(DTYPES)} (got {self.dtype!r}).",
+            ),
+            (
+                self.threads is None or self.threads >= 1,
+                f"--threads must be at least 1 (got {self.threads}).",
+            ),
+        ]
+        for ok, message in checks:
+            if not ok:
+                raise InputError(message)
+        if self.tests is not None and not self.tests:
+            raise InputError("--tests is empty: name at least one test (see `contamcheck benchmarks`).")
+
+    def permutations_for(self, number_of_tests: int) -> int:
+        """Enough permutations that p can fall ten times below alpha / number of tests."""
+        if self.permutations is not None:
+            return self.permutations
+        return max(MIN_PERMUTATIONS, math.ceil(10 * max(1, number_of_tests) / self.alpha))

@@ -1,0 +1,116 @@
+"""Controls: what each benchmark question is compared with.
+
+*Number twins* (paired): each question against the same question with other numbers.
+*A control file* (unpaired): questions the model cannot have seen, e.g. written after its cutoff.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+from typing import Literal
+
+from ..benchmarks import Benchmark, Item
+from ..errors import InputError
+from .numbers import NUMBER, is_changeable, new_numbers, normalise, numbers_in
+from .split import MIN_WORDS, Split, split_question
+from .twins import NumberPool, is_python_source, make_twins
+
+__all__ = [
+    "NUMBER",
+    "Controls",
+    "NumberPool",
+    "Split",
+    "build_controls",
+    "is_changeable",
+    "is_python_source",
+    "make_twins",
+    "new_numbers",
+    "normalise",
+    "numbers_in",
+    "split_question",
+]
+
+ControlKind = Literal["twins", "file"]
+TOO_SHORT = f"too short to split (under {MIN_WORDS} words)"
+NO_TWIN = "no number to change, so no twin"
+
+
+@dataclass(frozen=True)
+class Controls:
+    """The questions under test and what each is compared with."""
+
+    kind: ControlKind
+    items: tuple[Item, ...]  # the sample under test, in benchmark order
+    twins: dict[str, tuple[str, ...]] = field(default_factory=dict)  # item id -> its twins
+    controls: tuple[Item, ...] = ()  # control-file questions (kind "file")
+    set_aside: dict[str, int] = field(default_factory=dict)  # untestable questions, by reason
+    testable: int = 0  # questions that could have been sampled
+
+    @property
+    def paired(self) -> bool:
+        return self.kind == "twins"
+
+    @property
+    def description(self) -> str:
+        if self.paired:
+            per = max((len(t) for t in self.twins.values()), default=0)
+            return "number twins" + (f" ({per} per question)" if per > 1 else "")
+        return f"control file ({len(self.controls)} questions)"
+
+
+def build_controls(
+    benchmark: Benchmark,
+    limit: int,
+    seed: int = 0,
+    control: Benchmark | None = None,
+    twins_per_item: int = 1,
+) -> Controls:
+    """Set aside untestable questions, then draw a seeded sample of ``limit`` and its controls."""
+    if limit < 1:
+        raise InputError(f"-n/--limit must be at least 1 (got {limit}).")
+    set_aside: dict[str, int] = dict(benchmark.set_aside)
+    too_short = [item for item in benchmark.items if split_question(item.text) is None]
+    if too_short:
+        set_aside[TOO_SHORT] = len(too_short)
+    long_enough = [item for item in benchmark.items if split_question(item.text) is not None]
+    rng = random.Random(seed)
+
+    if control is not None:
+        controls = [item for item in control.items if split_question(item.text) is not None]
+        if not controls:
+            raise InputError(
+                f"The control file {control.spec!r} has no question long enough to test "
+                f"(each needs at least {MIN_WORDS} words)."
+            )
+        sample = _sample(long_enough, limit, rng)
+        chosen_controls = tuple(
+            sorted(rng.sample(controls, min(limit, len(controls))), key=lambda i: i.position)
+        )
+        return Controls(
+            "file", sample, controls=chosen_controls, set_aside=set_aside, testable=len(long_enough)
+        )
+
+    pool = NumberPool(item.text for item in benchmark.items)
+    twins: dict[str, tuple[str, ...]] = {}
+    for item in long_enough:
+        made = make_twins(item.text, pool, seed, twins_per_item)
+        if len(made) == twins_per_item:
+            twins[item.id] = tuple(made)
+    no_twin = len(long_enough) - len(twins)
+    if no_twin:
+        set_aside[NO_TWIN] = no_twin
+    testable = [item for item in long_enough if item.id in twins]
+    sample = _sample(testable, limit, rng)
+    return Controls(
+        "twins",
+        sample,
+        twins={item.id: twins[item.id] for item in sample},
+        set_aside=set_aside,
+        testable=len(testable),
+    )
+
+
+def _sample(items: list[Item], limit: int, rng: random.Random) -> tuple[Item, ...]:
+    chosen = rng.sample(items, min(limit, len(items)))
+    return tuple(sorted(chosen, key=lambda item: item.position))

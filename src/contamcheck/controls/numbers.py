@@ -1,0 +1,82 @@
+"""Finding numbers in benchmark text, and comparing them.
+
+A number here is an unsigned decimal written with digits: ``16``, ``3.75``, ``12,500``. Digits that
+are part of something else are not numbers we may change: identifiers (``x1``, ``list2``), version
+strings and dotted chains (``3.11.7``), hex or exponent literals (``0x1F``, ``1e5``), digit groups
+with underscores (``1_000``), ordinals (``3rd``) and numbers with leading zeros (``007``).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from decimal import Decimal, InvalidOperation
+
+# Leading digits with comma groups (1,000) or plain digits, then an optional decimal part.
+# The look-arounds keep identifiers, dotted chains and literals like 0x1F, 1e5 or 1_000 out.
+NUMBER = re.compile(
+    r"(?<![\w.])"  # not glued to a word, an identifier or a preceding dot
+    r"(?:\d{1,3}(?:,\d{3})+|\d+)"
+    r"(?:\.\d+)?"
+    r"(?![\w]|\.\d|,\d{3}(?!\d))"  # not followed by letters, more dotted digits, or another group
+)
+
+
+@dataclass(frozen=True)
+class NumberShape:
+    """What a replacement must keep so the twin reads like the original."""
+
+    integer_digits: int
+    decimals: int
+    grouped: bool  # written with thousands separators
+    year_like: bool  # a four-digit integer between 1900 and 2099
+
+    @classmethod
+    def of(cls, literal: str) -> NumberShape:
+        integer, _, fraction = literal.partition(".")
+        digits = integer.replace(",", "")
+        year_like = not fraction and len(digits) == 4 and 1900 <= int(digits) <= 2099
+        return cls(len(digits), len(fraction), "," in integer, year_like)
+
+    def format(self, value: Decimal) -> str:
+        """``value`` written in this shape (decimals and thousands separators)."""
+        text = f"{value:.{self.decimals}f}" if self.decimals else str(int(value))
+        if self.grouped:
+            integer, _, fraction = text.partition(".")
+            integer = f"{int(integer):,}"
+            text = integer + ("." + fraction if fraction else "")
+        return text
+
+
+def is_changeable(literal: str) -> bool:
+    """Numbers we leave alone even when they are numbers: leading zeros, and 0 and 1.
+
+    ``007`` is not valid Python; ``0`` and ``1`` carry grammar ("1 apple") and code meaning
+    (indices, identities), so changing them makes twins read wrong for reasons unrelated to recall.
+    """
+    digits = literal.partition(".")[0].replace(",", "")
+    if len(digits) > 1 and digits.startswith("0"):
+        return False
+    return normalise(literal) not in {"0", "1"}
+
+
+def normalise(literal: str) -> str:
+    """A canonical form for comparing numbers: ``16.0`` = ``16``, ``1,000`` = ``1000``."""
+    try:
+        value = Decimal(literal.replace(",", ""))
+    except InvalidOperation:
+        return literal
+    if value == value.to_integral_value():
+        return str(int(value))
+    return format(value.normalize(), "f")
+
+
+def numbers_in(text: str) -> list[str]:
+    """The number literals of ``text`` in order, as written."""
+    return [match.group(0) for match in NUMBER.finditer(text)]
+
+
+def new_numbers(prefix: str, suffix: str) -> list[str]:
+    """Normalised numbers of ``suffix`` that ``prefix`` does not already give away, in order."""
+    seen = {normalise(n) for n in numbers_in(prefix)}
+    return [value for value in (normalise(n) for n in numbers_in(suffix)) if value not in seen]

@@ -1,0 +1,150 @@
+"""Number twins: the same question with its numbers swapped for numbers used elsewhere.
+
+A model that never saw a benchmark has no reason to prefer a question over its twin; a model that
+memorised it prefers the numbers it saw. What makes a twin fair:
+
+* replacements come from the numbers the benchmark itself uses, drawn as often as they occur
+  there, so they are as "natural" as the originals (random numbers read worse);
+* they keep the original's shape: same count of integer digits, same decimals, thousands
+  separators where the original has them, years stay years;
+* the mapping is coherent: one number in a question always becomes the same replacement, and two
+  different numbers never become the same one, so the question keeps its structure (doctest
+  inputs and expected outputs change alike);
+* numbers that are part of identifiers, versions or literals are left alone (see ``numbers``);
+* a twin of Python source that parses still parses (``ast.parse``);
+* everything is seeded per question, so a question's twin does not depend on the sample.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import random
+from bisect import bisect_left
+from collections import Counter
+from collections.abc import Iterable
+from decimal import Decimal
+from itertools import accumulate
+
+from .numbers import NUMBER, NumberShape, is_changeable, normalise
+
+ShapeKey = tuple[int, int, bool]  # integer digits, decimals, year-like
+MAX_ATTEMPTS = 8
+
+
+class NumberPool:
+    """How often each number occurs in the benchmark, grouped by shape."""
+
+    def __init__(self, texts: Iterable[str]) -> None:
+        counts: dict[ShapeKey, Counter[Decimal]] = {}
+        for text in texts:
+            for match in NUMBER.finditer(text):
+                literal = match.group(0)
+                if not is_changeable(literal):
+                    continue
+                shape = NumberShape.of(literal)
+                counts.setdefault(_key(shape), Counter())[Decimal(literal.replace(",", ""))] += 1
+        # Sorted values and cumulative weights give a seeded, order-independent weighted draw.
+        self._values: dict[ShapeKey, list[Decimal]] = {}
+        self._cumulative: dict[ShapeKey, list[int]] = {}
+        for key, counter in counts.items():
+            values = sorted(counter)
+            self._values[key] = values
+            self._cumulative[key] = list(accumulate(counter[v] for v in values))
+
+    def draw(self, shape: NumberShape, exclude: set[Decimal], rng: random.Random) -> Decimal | None:
+        """A number of the same shape, drawn in proportion to its use, not in ``exclude``.
+
+        None when every number of that shape is excluded (a question using all of 2 to 9).
+        """
+        key = _key(shape)
+        values = self._values.get(key, [])
+        cumulative = self._cumulative.get(key, [])
+        allowed = len(set(values) - exclude)
+        for _ in range(4 * len(values) if allowed else 0):
+            index = bisect_left(cumulative, rng.randint(1, cumulative[-1]))
+            if values[index] not in exclude:
+                return values[index]
+        return _synthesise(shape, exclude, rng)
+
+
+def _key(shape: NumberShape) -> ShapeKey:
+    return shape.integer_digits, shape.decimals, shape.year_like
+
+
+def _synthesise(shape: NumberShape, exclude: set[Decimal], rng: random.Random) -> Decimal | None:
+    """A fresh number of the same shape, for shapes the benchmark uses too rarely."""
+    for _ in range(100):
+        if shape.year_like:
+            integer = rng.randint(1900, 2099)
+        else:
+            low = 2 if shape.integer_digits == 1 else 10 ** (shape.integer_digits - 1)
+            integer = rng.randint(low, 10**shape.integer_digits - 1)
+        fraction = "".join(str(rng.randint(0, 9)) for _ in range(shape.decimals))
+        value = Decimal(f"{integer}.{fraction}" if fraction else str(integer))
+        if value not in exclude:
+            return value
+    return None
+
+
+def is_python_source(text: str) -> bool:
+    """Multi-line text that parses as Python: its twin must parse too."""
+    if "\n" not in text.strip():
+        return False
+    try:
+        ast.parse(text)
+    except (SyntaxError, ValueError):
+        return False
+    return True
+
+
+def make_twin(text: str, pool: NumberPool, rng: random.Random) -> str | None:
+    """One twin of ``text``, or None when it has no number we may change."""
+    matches = [m for m in NUMBER.finditer(text) if is_changeable(m.group(0))]
+    if not matches:
+        return None
+    originals = {Decimal(m.group(0).replace(",", "")) for m in matches}
+    mapping: dict[str, Decimal] = {}
+    used = set(originals)  # never map onto a number the question has, or onto another replacement
+    for match in matches:
+        value = normalise(match.group(0))
+        if value not in mapping:
+            shape = NumberShape.of(match.group(0))
+            replacement = pool.draw(shape, used, rng)
+            if replacement is None:  # every number of this shape is taken: allow repeats
+                replacement = pool.draw(shape, {Decimal(value)}, rng)
+            if replacement is None:
+                return None
+            mapping[value] = replacement
+            used.add(replacement)
+    pieces: list[str] = []
+    end = 0
+    for match in matches:
+        pieces.append(text[end : match.start()])
+        pieces.append(NumberShape.of(match.group(0)).format(mapping[normalise(match.group(0))]))
+        end = match.end()
+    pieces.append(text[end:])
+    return "".join(pieces)
+
+
+def make_twins(text: str, pool: NumberPool, seed: int, count: int = 1) -> list[str]:
+    """Up to ``count`` distinct twins of ``text``; fewer (maybe none) when it can't have them.
+
+    Seeded from ``seed`` and the text itself, so the same question always gets the same twins.
+    """
+    digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+    rng = random.Random(f"{seed}|{digest}")
+    source = is_python_source(text)
+    twins: list[str] = []
+    for _ in range(count * MAX_ATTEMPTS):
+        twin = make_twin(text, pool, rng)
+        if twin is None:
+            return []
+        if twin == text or twin in twins:
+            continue
+        if source and not is_python_source(twin):
+            continue
+        twins.append(twin)
+        if len(twins) == count:
+            break
+    return twins

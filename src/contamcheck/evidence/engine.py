@@ -1,0 +1,167 @@
+"""Computing evidence: each (model, request) once, in deterministic length-sorted batches.
+
+Tests declare what they need; the engine dedupes the requests across tests, sorts them by length
+(so a batch wastes little on padding), cuts fixed batches, and asks the store first. Each batch is
+computed whole and stored whole, and the plan depends only on the requests, never on what is
+already stored, so an interrupted audit resumes with the very same batches and reaches the very
+same numbers. The model is loaded only if some batch is missing.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+
+from ..backends import LanguageModel, TokenStats
+from ..errors import RuntimeFailure
+from .requests import GenerateRequest, Request, ScoreRequest
+from .store import EvidenceStore, Value
+
+ProgressCallback = Callable[[str, int, int], None]  # (label, done, total)
+
+
+@dataclass
+class EngineStats:
+    """What the engine did, for the report's ``run`` section."""
+
+    requested: int = 0
+    from_store: int = 0
+    computed: int = 0
+    batches_computed: int = 0
+    compute_seconds: float = 0.0
+    tokens_scored: int = 0
+    oom_retries: int = 0
+    truncated: set[str] = field(default_factory=set)
+
+
+class Evidence:
+    """Computed evidence for one model, looked up by what was asked."""
+
+    def __init__(self, values: dict[str, Value]) -> None:
+        self._values = values
+
+    def stats(self, text: str) -> TokenStats:
+        value = self._values[ScoreRequest(text).key]
+        assert isinstance(value, TokenStats)
+        return value
+
+    def generation(self, prompt: str, max_new_tokens: int, chat: bool = False) -> str:
+        value = self._values[GenerateRequest(prompt, max_new_tokens, chat).key]
+        assert isinstance(value, str)
+        return value
+
+
+class EvidenceEngine:
+    def __init__(
+        self,
+        model: Callable[[], LanguageModel],
+        namespace: str,
+        store: EvidenceStore,
+        batch_size: int,
+        progress: ProgressCallback | None = None,
+    ) -> None:
+        self._model = model
+        self.namespace = namespace
+        self.store = store
+        self.batch_size = max(1, batch_size)
+        self.progress = progress or (lambda label, done, total: None)
+        self.stats = EngineStats()
+
+    def compute(self, requests: Iterable[Request], label: str) -> Evidence:
+        unique: dict[str, Request] = {}
+        for request in requests:
+            unique.setdefault(request.key, request)
+        self.stats.requested += len(unique)
+        values: dict[str, Value] = {}
+        for kind in ("score", "generate"):
+            batch_plan = plan_batches([r for r in unique.values() if r.kind == kind], self.batch_size)
+            total = sum(len(batch) for batch in batch_plan)
+            done = 0
+            if total:
+                self.progress(f"{label}: {_verb(kind)}", 0, total)
+            for batch in batch_plan:
+                keys = [r.key for r in batch]
+                found = self.store.get_many(self.namespace, keys)
+                if len(found) < len(keys):
+                    found = self._compute_batch(batch)
+                    self.store.put_many(self.namespace, found)
+                else:
+                    self.stats.from_store += len(keys)
+                values.update(found)
+                done += len(batch)
+                self.progress(f"{label}: {_verb(kind)}", done, total)
+        for key, value in values.items():
+            if isinstance(value, TokenStats) and value.truncated:
+                self.stats.truncated.add(key)
+        return Evidence(values)
+
+    def _compute_batch(self, batch: Sequence[Request]) -> dict[str, Value]:
+        model = self._model()
+        started = time.perf_counter()
+        results = _run_halving(model, batch, self.stats)
+        self.stats.compute_seconds += time.perf_counter() - started
+        self.stats.batches_computed += 1
+        self.stats.computed += len(batch)
+        for value in results:
+            if isinstance(value, TokenStats):
+                self.stats.tokens_scored += value.num_tokens
+        return {request.key: value for request, value in zip(batch, results, strict=True)}
+
+
+def plan_batches(requests: Sequence[Request], batch_size: int) -> list[list[Request]]:
+    """Sort by length (ties by key, so the order never depends on arrival) and cut in batches."""
+    ordered = sorted(requests, key=lambda r: (r.length, r.key))
+    return [ordered[i : i + batch_size] for i in range(0, len(ordered), batch_size)]
+
+
+def _run(model: LanguageModel, batch: Sequence[Request]) -> list[Value]:
+    if all(isinstance(r, ScoreRequest) for r in batch):
+        return list(model.score([r.text for r in batch if isinstance(r, ScoreRequest)]))
+    generations = [r for r in batch if isinstance(r, GenerateRequest)]
+    chat_modes = {r.chat for r in generations}
+    out: dict[str, Value] = {}
+    for chat in sorted(chat_modes):
+        group = [r for r in generations if r.chat == chat]
+        texts = model.generate([r.prompt for r in group], [r.max_new_tokens for r in group], chat=chat)
+        out.update({r.key: t for r, t in zip(group, texts, strict=True)})
+    return [out[r.key] for r in batch]
+
+
+def _run_halving(model: LanguageModel, batch: Sequence[Request], stats: EngineStats) -> list[Value]:
+    """Run a batch; on out-of-memory, run it again in halves (down to one request)."""
+    try:
+        return _run(model, batch)
+    except Exception as exc:
+        if not _is_out_of_memory(exc):
+            raise
+        if len(batch) == 1:
+            raise RuntimeFailure(
+                "Out of memory on a single text. Use --device cpu, a smaller --dtype (bfloat16), "
+                "or a shorter benchmark text."
+            ) from None
+        stats.oom_retries += 1
+        _free_memory()
+        middle = len(batch) // 2
+        return _run_halving(model, batch[:middle], stats) + _run_halving(model, batch[middle:], stats)
+
+
+def _is_out_of_memory(exc: Exception) -> bool:
+    if isinstance(exc, MemoryError):
+        return True
+    name = type(exc).__name__
+    return name in {"OutOfMemoryError"} or "out of memory" in str(exc).lower()
+
+
+def _free_memory() -> None:
+    try:
+        import torch
+
+        if torch.cuda.is_available():
+            torch.cuda.empty_cache()
+    except ImportError:
+        pass
+
+
+def _verb(kind: str) -> str:
+    return "scoring" if kind == "score" else "generating"

@@ -1,0 +1,67 @@
+"""What a test is: evidence it declares, and a pure function from evidence to scores.
+
+Tests never load models, print or touch files. Three kinds share one result model (see
+``report.model``):
+
+* **paired** (:class:`PerTextTest`): one score per text; a question's statistic is its score minus
+  its control's (its number twin, or the control-file distribution);
+* **self-paired**: two scores per question under two conditions (guided vs general instruction);
+* **aggregate**: one statistic per shard of the benchmark, no per-question flags.
+
+A higher score always means "more familiar to the model".
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from typing import ClassVar, Literal
+
+from ..evidence import Evidence, Request
+
+TestKind = Literal["paired", "self-paired", "aggregate"]
+
+
+@dataclass(frozen=True)
+class MethodSettings:
+    """Settings a test may read; they come from the audit's configuration."""
+
+    k: float = 0.2  # Min-K fraction
+
+
+class Test(ABC):
+    name: ClassVar[str]
+    kind: ClassVar[TestKind]
+    title: ClassVar[str]  # what a flag means, in one line a person reads in the terminal
+    measures: ClassVar[str]  # what is computed per question
+    null_hypothesis: ClassVar[str]
+    caveat: ClassVar[str]
+    citation: ClassVar[str]
+    # A likelihood test needs only a forward pass (it runs under --quick). Its controls are biased
+    # (originals read more naturally than twins), so it is calibrated only against a reference
+    # model or a control file: see ``stats.verdict.is_calibrated``.
+    likelihood: ClassVar[bool] = False
+
+    def __init__(self, settings: MethodSettings | None = None) -> None:
+        self.settings = settings or MethodSettings()
+
+
+class PerTextTest(Test):
+    """A paired test: a score per text, compared between a question and its control."""
+
+    kind: ClassVar[TestKind] = "paired"
+
+    @abstractmethod
+    def requests(self, text: str) -> list[Request]:
+        """The evidence needed to score ``text`` (none when it can't be scored)."""
+
+    @abstractmethod
+    def score(self, text: str, evidence: Evidence) -> float:
+        """Higher = more familiar. NaN when the text can't be scored by this test."""
+
+    def detail(self, text: str, evidence: Evidence) -> str | None:
+        """What the model wrote for ``text``, for tests that generate."""
+        return None
+
+    def unscored_reason(self) -> str:
+        return "could not be scored"

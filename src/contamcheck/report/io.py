@@ -1,0 +1,68 @@
+"""Writing and reading reports safely: never a half-written file."""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from ..errors import InputError
+from .model import SCHEMA_VERSION, Report
+
+
+def check_writable(path: str | Path, flag: str) -> Path:
+    """Fail before any work is done when an output file can't be written."""
+    target = Path(path).expanduser()
+    if target.is_dir():
+        raise InputError(f"{flag} {str(path)!r} is a folder; give a file name.")
+    parent = target.parent if str(target.parent) else Path(".")
+    if not parent.is_dir():
+        raise InputError(f"{flag} {str(path)!r}: the folder {str(parent)!r} does not exist.")
+    if not os.access(parent, os.W_OK):
+        raise InputError(f"{flag} {str(path)!r}: the folder {str(parent)!r} is not writable.")
+    return target
+
+
+def write_atomic(path: str | Path, text: str) -> None:
+    """Write ``text`` to a temporary file beside ``path`` and rename it into place."""
+    target = Path(path)
+    handle, temporary = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8", newline="") as stream:
+            stream.write(text)
+        os.replace(temporary, target)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+
+
+def to_json(report: Report) -> str:
+    return report.model_dump_json(indent=2) + "\n"
+
+
+def read_report(path: str | Path) -> Report:
+    """Load a saved JSON report, with clear errors for anything that isn't one."""
+    source = Path(path).expanduser()
+    if not source.is_file():
+        raise InputError(f"Report file {str(path)!r} does not exist.")
+    try:
+        data = json.loads(source.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise InputError(f"{str(path)!r} is not a JSON report: {exc}.") from None
+    if not isinstance(data, dict) or data.get("tool") != "contamcheck":
+        raise InputError(f'{str(path)!r} is not a contamcheck report (no "tool": "contamcheck").')
+    version = str(data.get("schema_version", ""))
+    if version.split(".")[0] != SCHEMA_VERSION.split(".")[0]:
+        raise InputError(
+            f"{str(path)!r} has report schema {version or '(none)'}; this contamcheck reads "
+            f"{SCHEMA_VERSION}. Re-run the audit with this version."
+        )
+    try:
+        return Report.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(part) for part in first["loc"])
+        raise InputError(f"{str(path)!r} is not a valid report: {where}: {first['msg']}.") from None

@@ -1,0 +1,181 @@
+"""The report: one typed, versioned model that the terminal, JSON, CSV, HTML and web UI render.
+
+Everything about *this run* (times, host, memory, cache use) lives in ``run``; every other field of
+a resumed or warm run is identical to an uninterrupted cold run's. Floats that could not be
+computed are None (JSON null), never NaN.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+SCHEMA_VERSION = "1.0"
+
+Status = Literal["fail", "warn", "pass", "skipped"]
+VerdictCode = Literal["likely", "evidence", "inconclusive", "clean"]
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class ModelInfo(_Model):
+    spec: str
+    name: str
+    backend: str
+    identity: str = Field(description="name and revision, or a hash of the weight files")
+    num_parameters: int | None = None
+    settings: dict[str, str] = Field(default_factory=dict)
+
+
+class ReferenceInfo(_Model):
+    status: Literal["used", "none", "unavailable"]
+    requested: str = Field(description="what --reference said: auto, none, or a name or path")
+    model: ModelInfo | None = None
+    reason: str = ""
+
+
+class BenchmarkInfo(_Model):
+    spec: str
+    name: str
+    field: str | None
+    source: str
+    n_questions: int
+    content_hash: str
+    ordered: bool
+
+
+class SampleInfo(_Model):
+    requested: int
+    tested: int
+    testable: int
+    seed: int
+    set_aside: dict[str, int] = Field(default_factory=dict, description="untestable questions, by reason")
+
+
+class ControlInfo(_Model):
+    kind: Literal["twins", "file"]
+    description: str
+    spec: str | None = None
+    content_hash: str | None = None
+    n_controls: int = 0
+    twins_per_question: int = 0
+
+
+class TestResult(_Model):
+    name: str
+    title: str
+    kind: Literal["paired", "unpaired", "self-paired", "aggregate"]
+    calibrated: bool
+    calibration: str = Field(description="what the null comes from: twins, reference model, control file")
+    measures: str
+    null_hypothesis: str
+    caveat: str
+    citation: str
+    status: Status
+    skip_reason: str | None = None
+    n: int = 0
+    n_flagged: int = 0
+    flag_rate: float | None = None
+    flag_rate_ci: tuple[float, float] | None = None
+    expected_rate: float = 0.05
+    threshold: float | None = None
+    p_value: float | None = None
+    p_adjusted: float | None = None
+    min_attainable_p: float | None = None
+    permutations: int | None = None
+    mean_difference: float | None = None
+    median_difference: float | None = None
+    n_unscored: int = 0
+    unscored_reason: str | None = None
+
+
+class ItemTestResult(_Model):
+    score: float | None = None
+    twin_score: float | None = None
+    twin_scores: list[float | None] = Field(default_factory=list)
+    reference_score: float | None = None
+    reference_twin_score: float | None = None
+    diff: float | None = None
+    flagged: bool | None = None
+    generated: str | None = None
+    twin_generated: str | None = None
+
+
+class ItemRecord(_Model):
+    id: str
+    position: int
+    text: str
+    twins: list[str] = Field(default_factory=list)
+    is_control: bool = False
+    tests: dict[str, ItemTestResult] = Field(default_factory=dict)
+
+
+class Verdict(_Model):
+    code: VerdictCode
+    label: str
+    explanation: str
+    fail_on: Literal["likely", "evidence"]
+    exit_code: int
+
+
+class Settings(_Model):
+    tests: list[str]
+    quick: bool
+    limit: int
+    seed: int
+    alpha: float
+    k: float
+    permutations: int
+    expected_rate: float
+    twins_per_question: int
+    batch_size: int
+    reference: str
+
+
+class EvidenceUse(_Model):
+    requested: int = 0
+    from_cache: int = 0
+    computed: int = 0
+    batches_computed: int = 0
+    compute_seconds: float = 0.0
+    tokens_scored: int = 0
+    oom_retries: int = 0
+
+
+class RunInfo(_Model):
+    started_at: str
+    finished_at: str
+    duration_s: float
+    host: str
+    threads: int | None
+    peak_memory_mb: float | None
+    models_loaded: list[str] = Field(default_factory=list)
+    evidence: dict[str, EvidenceUse] = Field(default_factory=dict, description="per model role")
+
+
+class Report(_Model):
+    schema_version: str = SCHEMA_VERSION
+    tool: str
+    version: str
+    model: ModelInfo
+    reference: ReferenceInfo
+    benchmark: BenchmarkInfo
+    control: ControlInfo
+    sample: SampleInfo
+    settings: Settings
+    tests: list[TestResult]
+    verdict: Verdict
+    items: list[ItemRecord]
+    caveats: list[str] = Field(default_factory=list)
+    warnings: list[str] = Field(default_factory=list)
+    versions: dict[str, str] = Field(default_factory=dict)
+    run: RunInfo
+
+    def test(self, name: str) -> TestResult:
+        for result in self.tests:
+            if result.name == name:
+                return result
+        raise KeyError(name)

@@ -1,0 +1,95 @@
+"""The report as a person reads it in a terminal (rich), in the spirit of contamcheck 0.1.0."""
+
+from __future__ import annotations
+
+from rich.console import Console
+from rich.markup import escape
+from rich.text import Text
+
+from .model import Report, TestResult
+
+MARKS = {
+    "fail": ("✗", "bold red"),
+    "warn": ("!", "bold yellow"),
+    "pass": ("✓", "green"),
+    "skipped": ("–", "dim"),
+}
+VERDICT_STYLES = {
+    "likely": "bold red",
+    "evidence": "bold yellow",
+    "inconclusive": "bold magenta",
+    "clean": "bold green",
+}
+
+
+def format_p(p: float | None) -> str:
+    if p is None:
+        return "p = n/a"
+    if p < 0.001:
+        return "p < 0.001"
+    return f"p = {p:.3f}" if p < 0.1 else f"p = {p:.2f}"
+
+
+def reference_line(report: Report) -> str:
+    ref = report.reference
+    if ref.status == "used" and ref.model is not None:
+        return ref.model.name
+    if ref.status == "unavailable":
+        return "none (unavailable offline: likelihood tests uncalibrated)"
+    return "none (likelihood tests uncalibrated)"
+
+
+def header_lines(report: Report) -> list[str]:
+    sample = report.sample
+    skipped = sum(sample.set_aside.values())
+    skipped_text = ""
+    if skipped:
+        reasons = "; ".join(f"{count} {reason}" for reason, count in sample.set_aside.items())
+        skipped_text = f" ({skipped} set aside: {reasons})"
+    return [
+        f"model: {report.model.name}   benchmark: {report.benchmark.name}   "
+        f"reference: {reference_line(report)}",
+        f"{sample.tested} questions, control: {report.control.description}{skipped_text}",
+    ]
+
+
+def test_line(result: TestResult) -> str:
+    if result.status == "skipped":
+        return f"{result.name}: skipped — {result.skip_reason}"
+    if result.kind == "aggregate":
+        return f"{result.name}: {format_p(result.p_value)}"
+    rate = result.flag_rate or 0.0
+    line = (
+        f"{result.name}: {rate:.0%} of questions flagged ({result.n_flagged}/{result.n}) — "
+        f"{result.expected_rate:.0%} expected by chance ({format_p(result.p_value)})"
+    )
+    if not result.calibrated:
+        line += " [uncalibrated]"
+    return line
+
+
+def render(report: Report, console: Console) -> None:
+    """Print the report: header, one line per test with what it means, and the verdict."""
+    first, second = header_lines(report)
+    console.print()
+    console.print(Text.assemble(("contamcheck  ", "bold"), first))
+    console.print(Text("             " + second))
+    console.print()
+    for result in report.tests:
+        mark, style = MARKS[result.status]
+        console.print(Text.assemble("  ", (mark, style), " ", test_line(result)))
+        if result.status != "skipped":
+            console.print(Text(f"      {result.title}", style="dim"))
+            if result.n_unscored:
+                console.print(
+                    Text(
+                        f"      {result.n_unscored} not scored: {result.unscored_reason}",
+                        style="dim",
+                    )
+                )
+    console.print()
+    verdict = report.verdict
+    console.print(Text.assemble((verdict.label, VERDICT_STYLES[verdict.code]), " — ", verdict.explanation))
+    for warning in report.warnings:
+        console.print(f"[yellow]warning:[/] {escape(warning)}")
+    console.print()

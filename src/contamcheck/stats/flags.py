@@ -1,0 +1,99 @@
+"""Flagging questions and testing the flag count against chance.
+
+**Paired** (number twins): each question's statistic is d = score(original) − score(twin). The
+null hypothesis is that the model has no reason to prefer either version, so d is symmetric around
+zero and its mirror image −d is a sample of what chance looks like. A question is flagged when d is
+above the (1 − expected rate) quantile of −d, so about 5% of a clean model's questions are flagged.
+The p-value is a sign-flip permutation test: flip each d's sign at random (equally likely under the
+null) and count how often the flag count is at least the observed one.
+
+**Unpaired** (control file): a question is flagged when its score is above the (1 − expected rate)
+quantile of the control questions' scores. The null hypothesis is that benchmark and control
+questions are exchangeable; the p-value comes from permuting the labels, which also accounts for
+the threshold being estimated from a finite control set.
+
+Both are vectorised over permutations in chunks, and a p-value is (hits + 1) / (permutations + 1),
+so it is never 0.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+EXPECTED_RATE = 0.05  # share of a clean model's questions flagged by chance
+CHUNK_ELEMENTS = 2_000_000  # permutation samples x questions held at once
+
+
+@dataclass(frozen=True)
+class FlagOutcome:
+    threshold: float
+    flags: np.ndarray  # bool per question
+    p_value: float
+    min_attainable_p: float  # the smallest p-value this test could have produced here
+    permutations: int
+
+    @property
+    def flagged(self) -> int:
+        return int(self.flags.sum())
+
+
+def mirrored_threshold(diffs: np.ndarray, expected_rate: float = EXPECTED_RATE) -> float:
+    """The (1 − expected_rate) quantile of the mirror image −d."""
+    return float(np.quantile(-diffs, 1 - expected_rate))
+
+
+def _mirrored_flag_counts(samples: np.ndarray, expected_rate: float) -> np.ndarray:
+    """Flag counts of each row of ``samples`` against its own mirror image."""
+    thresholds = np.quantile(-samples, 1 - expected_rate, axis=1, keepdims=True)
+    return (samples > thresholds).sum(axis=1)
+
+
+def sign_flip_test(
+    diffs: np.ndarray, permutations: int, seed: int = 0, expected_rate: float = EXPECTED_RATE
+) -> FlagOutcome:
+    """Flag questions by the mirrored threshold; p-value by random sign flips (see module doc)."""
+    diffs = np.asarray(diffs, dtype=np.float64)
+    threshold = mirrored_threshold(diffs, expected_rate)
+    flags = diffs > threshold
+    observed = int(flags.sum())
+    rng = np.random.default_rng(seed)
+    hits = 0
+    chunk = max(1, CHUNK_ELEMENTS // max(1, len(diffs)))
+    for start in range(0, permutations, chunk):
+        size = min(chunk, permutations - start)
+        signs = rng.integers(0, 2, size=(size, len(diffs)), dtype=np.int8) * 2 - 1
+        hits += int((_mirrored_flag_counts(signs * diffs, expected_rate) >= observed).sum())
+    informative = int(np.count_nonzero(diffs))  # a zero difference flips to itself
+    min_p = max(1 / (permutations + 1), 0.5**informative)
+    return FlagOutcome(threshold, flags, (hits + 1) / (permutations + 1), min_p, permutations)
+
+
+def label_permutation_test(
+    bench: np.ndarray,
+    control: np.ndarray,
+    permutations: int,
+    seed: int = 0,
+    expected_rate: float = EXPECTED_RATE,
+) -> FlagOutcome:
+    """Flag questions above the controls' quantile; p-value by permuting labels (see module doc)."""
+    bench = np.asarray(bench, dtype=np.float64)
+    control = np.asarray(control, dtype=np.float64)
+    threshold = float(np.quantile(control, 1 - expected_rate))
+    flags = bench > threshold
+    observed = int(flags.sum())
+    pooled = np.concatenate([bench, control])
+    n = len(bench)
+    rng = np.random.default_rng(seed)
+    hits = 0
+    chunk = max(1, CHUNK_ELEMENTS // max(1, len(pooled)))
+    for start in range(0, permutations, chunk):
+        size = min(chunk, permutations - start)
+        order = np.argsort(rng.random((size, len(pooled))), axis=1)
+        shuffled = pooled[order]
+        thresholds = np.quantile(shuffled[:, n:], 1 - expected_rate, axis=1, keepdims=True)
+        hits += int(((shuffled[:, :n] > thresholds).sum(axis=1) >= observed).sum())
+    min_p = max(1 / (permutations + 1), 1 / math.comb(len(pooled), n))
+    return FlagOutcome(threshold, flags, (hits + 1) / (permutations + 1), min_p, permutations)

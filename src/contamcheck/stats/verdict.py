@@ -1,0 +1,180 @@
+"""From per-test results to one verdict.
+
+The rule (SPEC §8), in one place:
+
+* **Calibrated** tests have a null that a clean model treats like the benchmark: completion and the
+  other generation tests (twin or control file), and likelihood tests only with a reference model
+  or a control file. An uncalibrated test is shown but can raise the verdict to "some evidence" at
+  most.
+* p-values are Holm-adjusted: calibrated tests within the family of calibrated tests that ran,
+  uncalibrated tests within the family of all tests that ran.
+* A test's status: **fail** when its adjusted p is below alpha and it flags at least twice the
+  expected rate (an aggregate test: adjusted p below alpha); **warn** when its adjusted p is below
+  0.05; **pass** otherwise.
+* Verdict, first match wins: **likely contaminated** when a calibrated test fails; **inconclusive**
+  when no calibrated test ran, or none that ran could reach alpha over the number of calibrated tests
+  (too few questions or permutations), because a gate must not pass silently; **some evidence** when
+  any test has an adjusted p below 0.05; otherwise **no evidence found**.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal, Protocol
+
+from .flags import EXPECTED_RATE
+from .multiple import holm
+
+WARN_LEVEL = 0.05
+VerdictCode = Literal["likely", "evidence", "inconclusive", "clean"]
+Status = Literal["fail", "warn", "pass", "skipped"]
+
+VERDICT_LABELS: dict[VerdictCode, str] = {
+    "likely": "Likely contaminated",
+    "evidence": "Some evidence",
+    "inconclusive": "Inconclusive",
+    "clean": "No evidence found",
+}
+
+
+def is_calibrated(likelihood: bool, has_reference: bool, control_file: bool) -> bool:
+    """Whether a test's null can be trusted to treat a clean model like the benchmark (SPEC §8)."""
+    return not likelihood or has_reference or control_file
+
+
+class TestOutcome(Protocol):
+    @property
+    def name(self) -> str: ...
+    @property
+    def kind(self) -> str: ...
+    @property
+    def calibrated(self) -> bool: ...
+    @property
+    def p_value(self) -> float | None: ...
+    @property
+    def min_attainable_p(self) -> float | None: ...
+    @property
+    def flag_rate(self) -> float | None: ...
+    @property
+    def expected_rate(self) -> float: ...
+
+
+@dataclass(frozen=True)
+class Judgement:
+    code: VerdictCode
+    label: str
+    explanation: str
+    p_adjusted: dict[str, float]
+    statuses: dict[str, Status]
+
+
+def adjust(outcomes: Sequence[TestOutcome]) -> dict[str, float]:
+    """Holm-adjusted p-values: calibrated tests among themselves, the others among all tests."""
+    ran = [o for o in outcomes if o.p_value is not None]
+    calibrated = [o for o in ran if o.calibrated]
+    adjusted = dict(zip((o.name for o in calibrated), holm([o.p_value for o in calibrated]), strict=True))  # type: ignore[misc]
+    everything = dict(zip((o.name for o in ran), holm([o.p_value for o in ran]), strict=True))  # type: ignore[misc]
+    for o in ran:
+        adjusted.setdefault(o.name, everything[o.name])
+    return adjusted
+
+
+def status_of(outcome: TestOutcome, p_adjusted: float | None, alpha: float) -> Status:
+    if p_adjusted is None:
+        return "skipped"
+    strong_enough = outcome.kind == "aggregate" or (
+        outcome.flag_rate is not None and outcome.flag_rate >= 2 * (outcome.expected_rate or EXPECTED_RATE)
+    )
+    if p_adjusted < alpha and strong_enough:
+        return "fail"
+    if p_adjusted < WARN_LEVEL:
+        return "warn"
+    return "pass"
+
+
+def judge(outcomes: Sequence[TestOutcome], alpha: float) -> Judgement:
+    adjusted = adjust(outcomes)
+    statuses = {o.name: status_of(o, adjusted.get(o.name), alpha) for o in outcomes}
+    ran = [o for o in outcomes if o.p_value is not None]
+    calibrated = [o for o in ran if o.calibrated]
+    failing = [o.name for o in calibrated if statuses[o.name] == "fail"]
+    if failing:
+        return Judgement(
+            "likely",
+            VERDICT_LABELS["likely"],
+            f"{_names(failing)} flagged far more questions than chance allows (adjusted p < {alpha:g}): "
+            "the model has probably seen these questions in training.",
+            adjusted,
+            statuses,
+        )
+    if not calibrated:
+        return Judgement(
+            "inconclusive",
+            VERDICT_LABELS["inconclusive"],
+            "No calibrated test could run, so a clean result would mean nothing. "
+            + _uncalibrated_note(ran, adjusted),
+            adjusted,
+            statuses,
+        )
+    bar = alpha / len(calibrated)
+    if not any((o.min_attainable_p or 1.0) < bar for o in calibrated):
+        return Judgement(
+            "inconclusive",
+            VERDICT_LABELS["inconclusive"],
+            f"No calibrated test had the power to reach p < {bar:.2g} (too few usable questions, or "
+            "too few permutations): test more questions (-n) before trusting a clean result.",
+            adjusted,
+            statuses,
+        )
+    suspicious = [o.name for o in ran if adjusted[o.name] < WARN_LEVEL]
+    if suspicious:
+        uncalibrated = [name for name in suspicious if name not in {o.name for o in calibrated}]
+        note = (
+            f" ({_names(uncalibrated)} uncalibrated: add a reference model or a control file to confirm.)"
+            if uncalibrated
+            else ""
+        )
+        return Judgement(
+            "evidence",
+            VERDICT_LABELS["evidence"],
+            f"{_names(suspicious)} flagged more questions than chance allows (adjusted p < {WARN_LEVEL}), "
+            f"but not enough to call the model contaminated.{note}",
+            adjusted,
+            statuses,
+        )
+    return Judgement(
+        "clean",
+        VERDICT_LABELS["clean"],
+        "No test flagged more questions than chance allows. This is not proof that the model never "
+        "saw the benchmark: a single exposure leaves little trace.",
+        adjusted,
+        statuses,
+    )
+
+
+def exit_code(code: VerdictCode, fail_on: Literal["likely", "evidence"] = "likely") -> int:
+    """0 below ``fail_on``, 1 at or above it, 4 for inconclusive whatever ``fail_on`` says."""
+    if code == "inconclusive":
+        return 4
+    if code == "likely" or (code == "evidence" and fail_on == "evidence"):
+        return 1
+    return 0
+
+
+def _names(names: Sequence[str]) -> str:
+    return " and ".join(", ".join(names).rsplit(", ", 1)) if names else ""
+
+
+def _uncalibrated_note(ran: Sequence[TestOutcome], adjusted: dict[str, float]) -> str:
+    if not ran:
+        return "Use a benchmark with numbers, or pass --control with questions the model can't have seen."
+    hits = [o.name for o in ran if adjusted[o.name] < WARN_LEVEL]
+    if hits:
+        return (
+            f"Uncalibrated {_names(hits)} flagged more than chance: pass --reference or --control to "
+            "tell memorisation from natural text."
+        )
+    return (
+        "Pass --reference (a model older than the benchmark) or --control to calibrate the likelihood tests."
+    )
