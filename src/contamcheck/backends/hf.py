@@ -360,12 +360,22 @@ def _context_length(config: Any, tokenizer: Any) -> int | None:
 
 
 def _require_causal_lm(config: Any, spec: str) -> None:
+    """Refuse encoders and encoder-decoders early, with a message that names what the model is."""
     from transformers import MODEL_FOR_CAUSAL_LM_MAPPING
 
-    if type(config) not in MODEL_FOR_CAUSAL_LM_MAPPING and not getattr(config, "auto_map", None):
-        architectures = ", ".join(getattr(config, "architectures", None) or [config.model_type])
+    architectures = list(getattr(config, "architectures", None) or [])
+    generative = any(
+        a.endswith(("ForCausalLM", "LMHeadModel")) or "ForConditionalGeneration" in a for a in architectures
+    )
+    causal = (
+        not getattr(config, "is_encoder_decoder", False)
+        and (generative or not architectures)
+        and (type(config) in MODEL_FOR_CAUSAL_LM_MAPPING or bool(getattr(config, "auto_map", None)))
+    )
+    if not causal:
+        described = ", ".join(architectures) or config.model_type
         raise InputError(
-            f"Model {spec!r} is a {architectures} ({config.model_type}), not a causal language model. "
+            f"Model {spec!r} is a {described} ({config.model_type}), not a causal language model. "
             "contamcheck audits causal (decoder-only) LMs such as Llama, Qwen, GPT-2 or SmolLM."
         )
 

@@ -6,7 +6,7 @@ from collections import Counter
 from pathlib import Path
 
 from ..errors import InputError, UnknownNameError
-from ._types import Benchmark, Item
+from ._types import Benchmark, Item, Question
 from .builtin import BUILTINS, BuiltinBenchmark, read_builtin
 from .files import SUFFIXES
 from .files import read_questions as read_file_questions
@@ -25,7 +25,7 @@ def load_benchmark(spec: str, field: str | None = None, ordered: bool = True) ->
     if not spec or not spec.strip():
         raise InputError("The benchmark is empty. Pass a built-in name, a file, or an hf: spec.")
     path = Path(spec).expanduser()
-    if spec in BUILTINS and not path.exists():
+    if spec in BUILTINS:  # a file or folder of the same name is reached as ./NAME
         builtin = BUILTINS[spec]
         questions, builtin_field, source = read_builtin(builtin, field)
         used_field: str | None = builtin_field
@@ -42,7 +42,10 @@ def load_benchmark(spec: str, field: str | None = None, ordered: bool = True) ->
         used_field, source, name = hub_field, f"Hugging Face dataset {dataset} ({split})", dataset
     elif path.exists() or any(s in SUFFIXES for s in (x.lower() for x in path.suffixes)):
         if not path.exists():
-            raise InputError(f"Benchmark file {spec!r} does not exist.")
+            raise InputError(
+                f"Benchmark file {spec!r} does not exist. Check the path, or pass a built-in "
+                f"benchmark ({', '.join(BUILTINS)})."
+            )
         if path.is_dir():
             raise InputError(
                 f"{spec!r} is a folder; pass a question file (.jsonl, .json, .csv, .txt, .parquet)."
@@ -63,22 +66,25 @@ def _build(
     name: str,
     spec: str,
     field: str | None,
-    questions: list[tuple[str, str]],
+    questions: list[Question],
     source: str,
     ordered: bool,
     set_aside: dict[str, int],
 ) -> Benchmark:
     if not questions:
-        raise InputError(f"The benchmark {spec!r} yields no questions (every row is empty): nothing to test.")
-    ids = [question_id for question_id, _ in questions]
+        raise InputError(
+            f"The benchmark {spec!r} yields no questions (every row is empty): nothing to test. "
+            "Check the file, or pick the field that holds the questions with --field."
+        )
+    ids = [question.id for question in questions]
     duplicated = [i for i, count in Counter(ids).items() if count > 1]
     if duplicated:
-        # Ids must name one question each; fall back to positions rather than guess.
-        ids = [str(index) for index in range(len(questions))]
+        # Ids must name one question each; fall back to row numbers rather than guess.
+        ids = [str(question.row) for question in questions]
         source += f" (ids not unique, e.g. {duplicated[0]!r}: using row numbers)"
     items = tuple(
-        Item(id=i, text=text, position=pos)
-        for pos, (i, (_, text)) in enumerate(zip(ids, questions, strict=True))
+        Item(id=i, text=question.text, position=position)
+        for position, (i, question) in enumerate(zip(ids, questions, strict=True))
     )
     return Benchmark(
         name=name,

@@ -5,6 +5,15 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 from dataclasses import dataclass
+from typing import NamedTuple
+
+
+class Question(NamedTuple):
+    """A question as read from its source: its id (the source's, else the row) and its row."""
+
+    id: str
+    text: str
+    row: int
 
 
 @dataclass(frozen=True)

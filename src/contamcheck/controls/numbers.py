@@ -26,17 +26,18 @@ NUMBER = re.compile(
 class NumberShape:
     """What a replacement must keep so the twin reads like the original."""
 
-    integer_digits: int
+    integer_digits: int  # 0 for a number below one (0.25), which stays below one
     decimals: int
     grouped: bool  # written with thousands separators
-    year_like: bool  # a four-digit integer between 1900 and 2099
+    year_like: bool  # a plain four-digit integer between 1900 and 2099
 
     @classmethod
     def of(cls, literal: str) -> NumberShape:
         integer, _, fraction = literal.partition(".")
         digits = integer.replace(",", "")
-        year_like = not fraction and len(digits) == 4 and 1900 <= int(digits) <= 2099
-        return cls(len(digits), len(fraction), "," in integer, year_like)
+        grouped = "," in integer
+        year_like = not fraction and not grouped and len(digits) == 4 and 1900 <= int(digits) <= 2099
+        return cls(0 if digits == "0" else len(digits), len(fraction), grouped, year_like)
 
     def format(self, value: Decimal) -> str:
         """``value`` written in this shape (decimals and thousands separators)."""

@@ -77,12 +77,16 @@ def _synthesise(shape: NumberShape, exclude: set[Decimal], rng: random.Random) -
     for _ in range(100):
         if shape.year_like:
             integer = rng.randint(1900, 2099)
+        elif shape.integer_digits == 0:
+            integer = 0
         else:
             low = 2 if shape.integer_digits == 1 else 10 ** (shape.integer_digits - 1)
             integer = rng.randint(low, 10**shape.integer_digits - 1)
+            if shape.integer_digits == 4 and 1900 <= integer <= 2099:
+                continue  # a plain number must not turn into a year
         fraction = "".join(str(rng.randint(0, 9)) for _ in range(shape.decimals))
         value = Decimal(f"{integer}.{fraction}" if fraction else str(integer))
-        if value not in exclude:
+        if value and value not in exclude:
             return value
     return None
 
@@ -104,14 +108,24 @@ def make_twin(text: str, pool: NumberPool, rng: random.Random) -> str | None:
     if not matches:
         return None
     originals = {Decimal(m.group(0).replace(",", "")) for m in matches}
+    # One number may be written in several shapes (16 and 16.0): draw its replacement in the shape
+    # with the fewest decimals, so that it can be written exactly in each of them (16.0 -> 24.5
+    # would otherwise turn 16 into 24, and the twin would no longer be coherent).
+    draw_shapes: dict[str, NumberShape] = {}
+    for match in matches:
+        value, shape = normalise(match.group(0)), NumberShape.of(match.group(0))
+        if value not in draw_shapes or shape.decimals < draw_shapes[value].decimals:
+            draw_shapes[value] = shape
     mapping: dict[str, Decimal] = {}
     used = set(originals)  # never map onto a number the question has, or onto another replacement
     for match in matches:
         value = normalise(match.group(0))
         if value not in mapping:
-            shape = NumberShape.of(match.group(0))
+            shape = draw_shapes[value]
             replacement = pool.draw(shape, used, rng)
-            if replacement is None:  # every number of this shape is taken: allow repeats
+            if replacement is None:  # no free number of this shape: reuse the question's own, still injective
+                replacement = pool.draw(shape, {Decimal(value), *mapping.values()}, rng)
+            if replacement is None:  # not even that (a question using all of 2 to 9): allow repeats
                 replacement = pool.draw(shape, {Decimal(value)}, rng)
             if replacement is None:
                 return None

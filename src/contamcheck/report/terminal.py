@@ -45,7 +45,7 @@ def header_lines(report: Report) -> list[str]:
     skipped_text = ""
     if skipped:
         reasons = "; ".join(f"{count} {reason}" for reason, count in sample.set_aside.items())
-        skipped_text = f" ({skipped} set aside: {reasons})"
+        skipped_text = f" (set aside: {reasons})"
     return [
         f"model: {report.model.name}   benchmark: {report.benchmark.name}   "
         f"reference: {reference_line(report)}",

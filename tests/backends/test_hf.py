@@ -1,0 +1,160 @@
+"""The transformers backend on tiny models built from a config (random weights, real tokenizer)."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+from tiny import tiny_llama, train_tokenizer
+
+from contamcheck import AuditConfig, hub
+from contamcheck.backends import ModelOptions, load_model
+from contamcheck.backends.hf import HFModel
+from contamcheck.errors import InputError, ModelLoadError
+
+pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
+
+TEXTS = [
+    "A baker sells 48 loaves on Monday and 35 on Tuesday.",
+    "How many minutes are there in 3.5 hours?",
+    "def add(a, b):\n    return a + b\n",
+]
+
+
+@pytest.fixture(scope="module")
+def tokenizer():
+    return train_tokenizer(TEXTS * 3, vocab_size=300)
+
+
+def save_tiny(folder: Path, tokenizer, **config) -> Path:
+    model = tiny_llama(tokenizer, seed=1)
+    for key, value in config.items():
+        setattr(model.config, key, value)
+    model.save_pretrained(folder)
+    tokenizer.save_pretrained(folder)
+    return folder
+
+
+@pytest.fixture(scope="module")
+def tiny(tokenizer, tmp_path_factory) -> HFModel:
+    folder = save_tiny(tmp_path_factory.mktemp("hf") / "tiny", tokenizer)
+    return HFModel.load(str(folder), device="cpu")
+
+
+def test_token_statistics_match_a_plain_forward_pass(tiny):
+    text = TEXTS[0]
+    (stats,) = tiny.score([text])
+    ids = tiny.tokenizer(text, return_tensors="pt").input_ids
+    with torch.no_grad():
+        logp = torch.log_softmax(tiny.model(ids).logits[0, :-1].double(), dim=-1)
+    realised = logp.gather(-1, ids[0, 1:, None]).squeeze(-1).numpy()
+    mean = (logp.exp() * logp).sum(-1).numpy()
+    std = np.sqrt((logp.exp() * logp.square()).sum(-1).numpy() - mean**2)
+    assert stats.num_tokens == ids.shape[1] - 1  # this tokenizer adds no BOS: the first token has no context
+    np.testing.assert_allclose(stats.logprobs, realised, atol=1e-4)
+    np.testing.assert_allclose(stats.mean, mean, atol=1e-4)
+    np.testing.assert_allclose(stats.std, std, atol=1e-4)
+    assert not stats.truncated
+
+
+def test_batched_scoring_equals_one_by_one(tiny):
+    together = tiny.score(TEXTS)
+    for text, batched in zip(TEXTS, together, strict=True):
+        (alone,) = tiny.score([text])
+        np.testing.assert_allclose(batched.logprobs, alone.logprobs, atol=1e-4)
+
+
+def test_long_texts_are_truncated_to_the_context_and_marked(tokenizer, tmp_path):
+    model = HFModel.load(
+        str(save_tiny(tmp_path / "short", tokenizer, max_position_embeddings=16)), device="cpu"
+    )
+    (stats,) = model.score([" ".join(TEXTS * 4)])
+    assert stats.truncated and stats.num_tokens == 15
+
+
+def test_batched_generation_with_left_padding_equals_one_by_one(tiny):
+    prompts = ["A baker sells 48", "How many minutes are there in 3.5 hours? And how many in"]
+    together = tiny.generate(prompts, [6, 6])
+    alone = [tiny.generate([p], [6])[0] for p in prompts]
+    assert together == alone
+    short, long = tiny.generate(prompts, [1, 6])
+    assert len(tiny.tokenizer(short, add_special_tokens=False).input_ids) <= 1
+    assert long == alone[1]
+
+
+def test_chat_without_a_template_falls_back_to_raw_text(tiny):
+    assert not tiny.has_chat_template
+    assert tiny.generate(["A baker sells 48"], [4], chat=True) == tiny.generate(["A baker sells 48"], [4])
+
+
+def test_settings_and_identity(tiny):
+    assert tiny.settings()["dtype"] == "float32" and tiny.settings()["device"] == "cpu"
+    assert tiny.num_parameters() > 0
+    assert tiny.context_length == 512
+
+
+@pytest.mark.parametrize(
+    ("make", "message"),
+    [
+        (lambda p: p / "missing", "does not exist"),
+        (lambda p: (p / "empty").mkdir() or p / "empty", "no config.json"),
+        (lambda p: _write(p / "weights.txt", "x"), "not a .gguf file"),
+    ],
+)
+def test_bad_model_paths_are_input_errors(tmp_path, make, message):
+    with pytest.raises(InputError, match=message):
+        HFModel.load(str(make(tmp_path)))
+
+
+def _write(path: Path, text: str) -> Path:
+    path.write_text(text)
+    return path
+
+
+def test_folder_without_weights(tokenizer, tmp_path):
+    folder = save_tiny(tmp_path / "m", tokenizer)
+    (folder / "model.safetensors").unlink()
+    with pytest.raises(InputError, match="no weights"):
+        HFModel.load(str(folder))
+
+
+def test_a_model_that_is_not_a_causal_lm(tmp_path):
+    from transformers import BertConfig, BertModel
+
+    BertModel(
+        BertConfig(
+            vocab_size=40, hidden_size=16, num_hidden_layers=1, num_attention_heads=2, intermediate_size=32
+        )
+    ).save_pretrained(tmp_path)
+    with pytest.raises(InputError, match="not a causal language model"):
+        HFModel.load(str(tmp_path))
+
+
+def test_hub_model_offline_fails_fast_with_the_local_alternative(monkeypatch):
+    monkeypatch.setattr(hub, "hub_reachable", lambda: False)
+    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+    started = time.perf_counter()
+    with pytest.raises(ModelLoadError, match="Can't reach the Hugging Face Hub") as error:
+        load_model("HuggingFaceTB/SmolLM2-135M", ModelOptions(threads=1))
+    assert "pass the folder" in str(error.value)
+    assert time.perf_counter() - started < 5
+
+
+def test_trust_remote_code_is_off_unless_asked(monkeypatch, tokenizer, tmp_path):
+    import transformers
+
+    seen = {}
+
+    def spy(*args, **kwargs):
+        seen.update(kwargs)
+        raise RuntimeError("stop here")
+
+    monkeypatch.setattr(transformers.AutoConfig, "from_pretrained", spy)
+    with pytest.raises(ModelLoadError):
+        HFModel.load(str(save_tiny(tmp_path / "m", tokenizer)))
+    assert seen["trust_remote_code"] is False
+    assert AuditConfig(model="m", benchmark="b").trust_remote_code is False
+    assert ModelOptions().trust_remote_code is False

@@ -1,0 +1,380 @@
+"""Questions from local files: every format, gzipped or not, and every way a file can be wrong."""
+
+from __future__ import annotations
+
+import csv
+import gzip
+import io
+import json
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from contamcheck.benchmarks import load_benchmark
+from contamcheck.benchmarks.files import GUESSED_FIELDS, SUFFIXES
+from contamcheck.errors import InputError, UnknownNameError
+
+ROWS = [
+    {"id": "q-a", "question": "Tom has 16 apples and eats 3. How many are left?", "answer": "13"},
+    {"id": "q-b", "question": "A train covers 120 km in 2 hours. What is its speed?", "answer": "60"},
+    {"id": "q-c", "question": "def f(x):\n    return x + 1\n", "answer": "-"},
+]
+QUESTIONS = [row["question"] for row in ROWS]
+
+
+def encode(suffix: str, rows: list[dict[str, Any]]) -> bytes:
+    if suffix == ".jsonl":
+        return "".join(json.dumps(row) + "\n" for row in rows).encode()
+    if suffix == ".json":
+        return json.dumps(rows, indent=1).encode()
+    if suffix == ".csv":
+        buffer = io.StringIO()
+        writer = csv.DictWriter(buffer, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+        return buffer.getvalue().encode()
+    if suffix == ".parquet":
+        sink = io.BytesIO()
+        pq.write_table(pa.Table.from_pylist(rows), sink)
+        return sink.getvalue()
+    raise AssertionError(suffix)
+
+
+def write(path: Path, data: bytes | str) -> Path:
+    if isinstance(data, str):
+        data = data.encode("utf-8")
+    path.write_bytes(gzip.compress(data) if path.name.lower().endswith(".gz") else data)
+    return path
+
+
+def error_of(spec: str | Path, field: str | None = None, kind: type[Exception] = InputError) -> str:
+    with pytest.raises(kind) as caught:
+        load_benchmark(str(spec), field)
+    assert isinstance(caught.value, InputError)
+    assert caught.value.exit_code == 2
+    return str(caught.value)
+
+
+# --- every format, plain and gzipped -------------------------------------------------------------
+
+
+@pytest.mark.parametrize("gz", ["", ".gz"])
+@pytest.mark.parametrize("suffix", [".jsonl", ".json", ".csv", ".parquet"])
+def test_each_format_reads_ids_and_questions(tmp_path: Path, suffix: str, gz: str) -> None:
+    path = write(tmp_path / f"questions{suffix}{gz}", encode(suffix, ROWS))
+    benchmark = load_benchmark(str(path))
+    assert [item.text for item in benchmark.items] == QUESTIONS  # code keeps its newlines
+    assert [item.id for item in benchmark.items] == ["q-a", "q-b", "q-c"]
+    assert [item.position for item in benchmark.items] == [0, 1, 2]
+    assert benchmark.field == "question"  # guessed
+    assert benchmark.name == path.name
+    assert benchmark.spec == str(path)
+    assert str(path) in benchmark.source
+    assert benchmark.set_aside == {}
+
+
+@pytest.mark.parametrize("gz", ["", ".gz"])
+def test_txt_is_one_question_per_line_with_line_numbers_as_ids(tmp_path: Path, gz: str) -> None:
+    path = write(tmp_path / f"questions.txt{gz}", "First question here\n\n  Second question  \nThird\n")
+    benchmark = load_benchmark(str(path))
+    assert [item.text for item in benchmark.items] == ["First question here", "Second question", "Third"]
+    assert [item.id for item in benchmark.items] == ["0", "2", "3"]  # 0-based line numbers
+    assert benchmark.field is None
+
+
+def test_suffixes_are_case_insensitive(tmp_path: Path) -> None:
+    path = write(tmp_path / "QUESTIONS.JSONL.GZ", encode(".jsonl", ROWS))
+    assert [item.text for item in load_benchmark(str(path)).items] == QUESTIONS
+
+
+def test_every_documented_suffix_is_supported() -> None:
+    assert set(SUFFIXES) == {".jsonl", ".json", ".csv", ".txt", ".parquet"}
+
+
+def test_json_variants(tmp_path: Path) -> None:
+    wrapped = write(tmp_path / "wrapped.json", json.dumps({"version": 2, "data": ROWS}))
+    assert [item.text for item in load_benchmark(str(wrapped)).items] == QUESTIONS
+    strings = write(tmp_path / "strings.json", json.dumps(QUESTIONS))
+    benchmark = load_benchmark(str(strings))
+    assert [item.text for item in benchmark.items] == QUESTIONS
+    assert benchmark.field == "text"
+    assert [item.id for item in benchmark.items] == ["0", "1", "2"]
+    lines = write(tmp_path / "lines.json", encode(".jsonl", ROWS))  # JSON Lines named .json
+    assert [item.text for item in load_benchmark(str(lines)).items] == QUESTIONS
+
+
+def test_csv_with_a_byte_order_mark_and_multiline_cells(tmp_path: Path) -> None:
+    path = write(tmp_path / "excel.csv", "\ufeff" + encode(".csv", ROWS).decode())
+    benchmark = load_benchmark(str(path))
+    assert benchmark.field == "question"  # the BOM is not part of the first column's name
+    assert [item.text for item in benchmark.items] == QUESTIONS
+
+
+def test_utf8_text_survives(tmp_path: Path) -> None:
+    rows = [{"question": "Zoë pays 12 € for 3 crêpes; what does 1 crêpe cost in 日本?"}]
+    path = write(tmp_path / "utf8.jsonl", encode(".jsonl", rows))
+    assert load_benchmark(str(path)).items[0].text == rows[0]["question"]
+
+
+# --- fields ---------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("guessed", GUESSED_FIELDS)
+def test_the_question_field_is_guessed(tmp_path: Path, guessed: str) -> None:
+    rows = [{"meta": "x", guessed: f"What is {n} plus {n}?"} for n in range(3)]
+    benchmark = load_benchmark(str(write(tmp_path / "q.jsonl", encode(".jsonl", rows))))
+    assert benchmark.field == guessed
+    assert [item.text for item in benchmark.items] == [row[guessed] for row in rows]
+
+
+def test_guessing_prefers_question_then_text_then_prompt_then_problem(tmp_path: Path) -> None:
+    rows = [{"problem": "P", "prompt": "R", "text": "T", "question": "Q"}]
+    assert load_benchmark(str(write(tmp_path / "a.jsonl", encode(".jsonl", rows)))).field == "question"
+    rows = [{"problem": "P", "prompt": "R", "text": "T"}]
+    assert load_benchmark(str(write(tmp_path / "b.jsonl", encode(".jsonl", rows)))).field == "text"
+    rows = [{"problem": "P", "prompt": "R"}]
+    assert load_benchmark(str(write(tmp_path / "c.jsonl", encode(".jsonl", rows)))).field == "prompt"
+
+
+def test_field_picks_the_column(tmp_path: Path) -> None:
+    rows = [
+        {"id": 1, "body": "Question one?", "question": "not this"},
+        {"id": 2, "body": "Two?", "question": "no"},
+    ]
+    path = write(tmp_path / "q.jsonl", encode(".jsonl", rows))
+    benchmark = load_benchmark(str(path), field="body")
+    assert benchmark.field == "body"
+    assert [item.text for item in benchmark.items] == ["Question one?", "Two?"]
+    assert [item.id for item in benchmark.items] == ["1", "2"]  # ids written as numbers become text
+
+
+# --- ids ------------------------------------------------------------------------------------------
+
+
+def test_task_id_is_an_id(tmp_path: Path) -> None:
+    rows = [{"task_id": f"Task/{n}", "prompt": f"def f{n}():\n    pass\n"} for n in range(3)]
+    benchmark = load_benchmark(str(write(tmp_path / "tasks.jsonl", encode(".jsonl", rows))))
+    assert [item.id for item in benchmark.items] == ["Task/0", "Task/1", "Task/2"]
+
+
+def test_without_ids_the_id_is_the_0_based_row_number(tmp_path: Path) -> None:
+    rows = [{"question": "first"}, {"question": "   "}, {"question": None}, {"question": "fourth"}]
+    benchmark = load_benchmark(str(write(tmp_path / "q.jsonl", encode(".jsonl", rows))))
+    assert [item.id for item in benchmark.items] == ["0", "3"]  # the file's rows, empty ones counted
+    assert [item.position for item in benchmark.items] == [0, 1]
+    assert benchmark.set_aside == {"empty text": 2}
+
+
+def test_duplicated_ids_fall_back_to_row_numbers(tmp_path: Path) -> None:
+    rows = [{"id": "x", "question": "one"}, {"id": "y", "question": "two"}, {"id": "x", "question": "three"}]
+    benchmark = load_benchmark(str(write(tmp_path / "dup.jsonl", encode(".jsonl", rows))))
+    assert [item.id for item in benchmark.items] == ["0", "1", "2"]
+    assert [item.text for item in benchmark.items] == ["one", "two", "three"]
+    assert "not unique" in benchmark.source
+    assert "'x'" in benchmark.source
+
+
+def test_the_chosen_field_is_never_also_the_id(tmp_path: Path) -> None:
+    rows = [{"id": "What is 2 plus 2?"}, {"id": "What is 3 plus 3?"}]
+    benchmark = load_benchmark(str(write(tmp_path / "q.jsonl", encode(".jsonl", rows))), field="id")
+    assert [item.id for item in benchmark.items] == ["0", "1"]
+
+
+def test_ordered_is_passed_through(tmp_path: Path) -> None:
+    path = write(tmp_path / "q.jsonl", encode(".jsonl", ROWS))
+    assert load_benchmark(str(path)).ordered is True
+    assert load_benchmark(str(path), ordered=False).ordered is False
+
+
+# --- content hash ---------------------------------------------------------------------------------
+
+
+def test_content_hash_is_stable_and_follows_the_questions(tmp_path: Path) -> None:
+    first = load_benchmark(str(write(tmp_path / "a.jsonl", encode(".jsonl", ROWS))))
+    same_rows_other_format = load_benchmark(str(write(tmp_path / "b.csv", encode(".csv", ROWS))))
+    assert first.content_hash == load_benchmark(first.spec).content_hash
+    assert first.content_hash == same_rows_other_format.content_hash  # content, not file or format
+    assert first.content_hash.startswith("sha256:")
+    assert len(first.content_hash) == len("sha256:") + 64
+
+    changed = [dict(row) for row in ROWS]
+    changed[1]["question"] = changed[1]["question"].replace("120", "121")
+    other = load_benchmark(str(write(tmp_path / "c.jsonl", encode(".jsonl", changed))))
+    assert other.content_hash != first.content_hash
+
+    renamed = [dict(row) for row in ROWS]
+    renamed[0]["id"] = "q-z"
+    assert load_benchmark(str(write(tmp_path / "d.jsonl", encode(".jsonl", renamed)))).content_hash != (
+        first.content_hash
+    )
+
+
+def test_content_hash_separates_ids_from_texts(tmp_path: Path) -> None:
+    a = load_benchmark(str(write(tmp_path / "a.jsonl", encode(".jsonl", [{"id": "ab", "question": "c"}]))))
+    b = load_benchmark(str(write(tmp_path / "b.jsonl", encode(".jsonl", [{"id": "a", "question": "bc"}]))))
+    assert a.content_hash != b.content_hash
+
+
+# --- what can go wrong, and what the message says -------------------------------------------------
+
+
+def test_missing_file(tmp_path: Path) -> None:
+    path = tmp_path / "nope.jsonl"
+    message = error_of(path)
+    assert str(path) in message
+    assert "does not exist" in message
+    assert "Check the path" in message
+
+
+def test_missing_file_with_an_unknown_suffix_is_an_unknown_name(tmp_path: Path) -> None:
+    message = error_of(tmp_path / "nope.xml", kind=UnknownNameError)
+    assert "Unknown benchmark" in message
+    assert ".jsonl/.json/.csv/.txt/.parquet" in message
+
+
+@pytest.mark.parametrize("name", ["folder", "looks_like.jsonl"])
+def test_folder_instead_of_file(tmp_path: Path, name: str) -> None:
+    folder = tmp_path / name
+    folder.mkdir()
+    message = error_of(folder)
+    assert str(folder) in message
+    assert "is a folder" in message
+    assert "pass a question file" in message
+
+
+@pytest.mark.parametrize("name", ["empty.jsonl", "empty.json", "empty.csv", "empty.txt", "empty.jsonl.gz"])
+def test_empty_file_yields_no_questions(tmp_path: Path, name: str) -> None:
+    path = write(tmp_path / name, b"" if not name.endswith(".json") else b"[]")
+    message = error_of(path)
+    assert name in message
+    assert "yields no questions" in message
+
+
+def test_csv_with_only_a_header_yields_no_questions(tmp_path: Path) -> None:
+    message = error_of(write(tmp_path / "header.csv", "id,question\n"))
+    assert "yields no questions" in message
+    assert "at least one question" in message
+
+
+@pytest.mark.parametrize(
+    ("name", "content"),
+    [
+        ("blank.jsonl", '{"question": ""}\n{"question": "   "}\n{"question": null}\n'),
+        ("blank.txt", "\n   \n\t\n"),
+        ("blank.csv", 'id,question\n1,""\n2,"  "\n'),
+    ],
+)
+def test_file_with_only_empty_questions_yields_no_questions(tmp_path: Path, name: str, content: str) -> None:
+    message = error_of(write(tmp_path / name, content))
+    assert name in message
+    assert "yields no questions" in message
+    assert "--field" in message  # the fix: perhaps the questions are in another field
+
+
+def test_malformed_jsonl_line_is_named(tmp_path: Path) -> None:
+    path = write(tmp_path / "bad.jsonl", '{"question": "ok"}\n\n{"question": "broken\n{"question": "fine"}\n')
+    message = error_of(path)
+    assert "Line 3" in message
+    assert str(path) in message
+    assert "not valid JSON" in message
+    assert "must be one JSON object" in message
+
+
+@pytest.mark.parametrize(("line", "kind"), [("[1, 2]", "list"), ('"just text"', "str"), ("42", "int")])
+def test_non_object_jsonl_line(tmp_path: Path, line: str, kind: str) -> None:
+    path = write(tmp_path / "rows.jsonl", '{"question": "ok"}\n' + line + "\n")
+    message = error_of(path)
+    assert "Line 2" in message
+    assert f"JSON {kind}, not an object" in message
+    assert '{"question": "..."}' in message
+
+
+def test_json_document_that_is_not_a_list(tmp_path: Path) -> None:
+    two_lists = write(tmp_path / "two.json", json.dumps({"train": ROWS, "test": ROWS}))
+    message = error_of(two_lists)
+    assert "exactly one list" in message
+    entry = write(tmp_path / "entry.json", json.dumps([{"question": "ok"}, 5]))
+    assert "Entry 1" in error_of(entry)
+
+
+def test_missing_field_lists_the_available_fields(tmp_path: Path) -> None:
+    path = write(tmp_path / "q.jsonl", encode(".jsonl", ROWS))
+    message = error_of(path, field="query")
+    assert "'query'" in message
+    assert "id, question, answer" in message
+    assert "--field" in message
+
+
+def test_field_missing_from_a_later_row_names_the_row(tmp_path: Path) -> None:
+    path = write(tmp_path / "q.jsonl", '{"question": "one"}\n{"question": "two"}\n{"prompt": "three"}\n')
+    message = error_of(path)
+    assert "'question'" in message
+    assert "row 3" in message  # the line of a .jsonl file
+    assert "prompt" in message
+    assert "--field" in message
+
+
+def test_no_field_to_guess(tmp_path: Path) -> None:
+    path = write(tmp_path / "q.csv", "query,label\nWhat is 2 plus 2?,4\n")
+    message = error_of(path)
+    assert "Can't tell which field" in message
+    assert "query, label" in message
+    assert "--field" in message
+
+
+@pytest.mark.parametrize("suffix", [".jsonl", ".parquet"])
+def test_a_field_that_is_not_text(tmp_path: Path, suffix: str) -> None:
+    rows = [{"question": "fine", "answer": 4}, {"question": "also fine", "answer": 5}]
+    path = write(tmp_path / f"q{suffix}", encode(suffix, rows))
+    message = error_of(path, field="answer")
+    assert "'answer'" in message
+    assert "holds int (4), not text" in message
+    assert "Pick a text field with --field" in message
+
+
+@pytest.mark.parametrize("name", ["latin1.jsonl", "latin1.csv", "latin1.txt", "latin1.jsonl.gz"])
+def test_non_utf8_bytes(tmp_path: Path, name: str) -> None:
+    content = '{"question": "Zoë has 5 apples"}\n' if ".jsonl" in name else "question\nZoë has 5 apples\n"
+    path = write(tmp_path / name, content.encode("latin-1"))
+    message = error_of(path)
+    assert "not UTF-8" in message
+    assert "offset" in message
+    assert "Convert it to UTF-8" in message
+
+
+def test_bad_gzip(tmp_path: Path) -> None:
+    path = tmp_path / "plain.jsonl.gz"
+    path.write_bytes(encode(".jsonl", ROWS))  # not compressed at all
+    message = error_of(path)
+    assert str(path) in message
+    assert "gzip" in message.lower()
+    assert "drop the .gz suffix" in message
+
+
+def test_truncated_gzip(tmp_path: Path) -> None:
+    path = tmp_path / "cut.jsonl.gz"
+    path.write_bytes(gzip.compress(encode(".jsonl", ROWS))[:-10])
+    message = error_of(path)
+    assert str(path) in message
+    assert "complete gzip file" in message
+
+
+def test_broken_parquet(tmp_path: Path) -> None:
+    path = write(tmp_path / "broken.parquet", b"PAR1 this is not really parquet")
+    message = error_of(path)
+    assert "as Parquet" in message
+    assert "convert it to .jsonl" in message
+
+
+@pytest.mark.parametrize(
+    ("name", "shown"), [("q.xml", "'.xml'"), ("q.xml.gz", "'.xml'"), ("questions", "'(none)'")]
+)
+def test_unsupported_suffix(tmp_path: Path, name: str, shown: str) -> None:
+    path = write(tmp_path / name, "question\nWhat?\n")
+    message = error_of(path)
+    assert f"unsupported type {shown}" in message
+    assert ".jsonl, .json, .csv, .txt, .parquet" in message
+    assert "gzipped" in message

@@ -1,0 +1,167 @@
+"""The command line: forms, outputs, exit codes and errors a person can act on."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from importlib import resources
+from pathlib import Path
+
+import pytest
+
+from contamcheck import pipeline
+from contamcheck.cli import main
+
+SAMPLE = str(resources.files("contamcheck.benchmarks").joinpath("data/sample.jsonl"))
+CHEATER = f"fake:memorise={SAMPLE}"
+FAST = ["--permutations", "2000", "-n", "40"]
+
+
+def run(capsys, *args: str) -> tuple[int, str, str]:
+    code = main(list(args))
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def test_help_is_instant_and_does_not_import_torch():
+    code = (
+        "import sys; from contamcheck.cli import main; "
+        "rc = main(['--help']); "
+        "assert 'torch' not in sys.modules and 'transformers' not in sys.modules; sys.exit(rc)"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert "MODEL BENCHMARK" in result.stdout and "Exit codes" in result.stdout
+
+
+def test_python_dash_m_runs_the_same_program():
+    result = subprocess.run(
+        [sys.executable, "-m", "contamcheck", "--version"], capture_output=True, text=True, timeout=60
+    )
+    assert result.returncode == 0 and "contamcheck" in result.stdout
+
+
+def test_short_form_catches_a_cheater(capsys):
+    code, out, _ = run(capsys, CHEATER, "sample", *FAST)
+    assert code == 1
+    assert "Likely contaminated" in out and "completion" in out and "[uncalibrated]" in out
+
+
+def test_long_form_gives_the_same_report(capsys):
+    short = run(capsys, CHEATER, "sample", *FAST, "--json")
+    long = run(capsys, "run", "--model", CHEATER, "--benchmark", "sample", *FAST, "--json")
+    assert short[0] == long[0] == 1
+    strip = lambda text: {k: v for k, v in json.loads(text).items() if k != "run"}  # noqa: E731
+    assert strip(short[1]) == strip(long[1])
+
+
+def test_clean_fake_is_inconclusive_with_exit_4(capsys):
+    code, out, _ = run(capsys, "fake:clean", "sample", *FAST)
+    assert code == 4 and "Inconclusive" in out
+
+
+def test_fail_on_evidence_and_inconclusive_stays_4(capsys):
+    code, _, _ = run(capsys, "fake:clean", "sample", *FAST, "--fail-on", "evidence", "--quiet")
+    assert code == 4
+
+
+def test_json_goes_to_stdout_only(capsys):
+    code, out, err = run(capsys, CHEATER, "sample", *FAST, "--json")
+    report = json.loads(out)
+    assert report["schema_version"] == "1.0" and report["verdict"]["exit_code"] == code == 1
+    assert err == ""
+
+
+def test_output_file_is_written_and_quiet_prints_nothing(capsys, tmp_path):
+    target = tmp_path / "report.json"
+    code, out, _ = run(capsys, CHEATER, "sample", *FAST, "--output", str(target), "--quiet")
+    assert code == 1 and out == ""
+    assert json.loads(target.read_text())["model"]["name"] == CHEATER
+    assert [p.name for p in tmp_path.iterdir()] == ["report.json"]  # no temporary file left behind
+
+
+def test_unwritable_output_fails_before_any_work(capsys, tmp_path, monkeypatch):
+    monkeypatch.setattr(pipeline, "audit", lambda *a, **k: pytest.fail("audit ran"))
+    code, _, err = run(capsys, "fake:clean", "sample", "--output", str(tmp_path / "no" / "r.json"))
+    assert code == 2 and "does not exist" in err
+
+
+def write(tmp_path: Path, name: str, text: str) -> str:
+    path = tmp_path / name
+    path.write_text(text)
+    return str(path)
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["fake:clean", "gsm8"], "Did you mean 'gsm8k'"),
+        (["fake:clean", "missing.jsonl"], "does not exist"),
+        (["fake:clean", "sample", "-n", "0"], "at least 1"),
+        (["fake:clean", "sample", "--tests", "min-kk"], "Did you mean 'min-k'"),
+        (["fake:clean", "sample", "--alpha", "2"], "--alpha"),
+        (["fake:clean", "sample", "-k", "0"], "-k"),
+        (["fake:clean", "sample", "--limt", "3"], "No such option"),
+        (["fake:clean"], "Missing argument"),
+        (["run", "--model", "fake:clean"], "Missing BENCHMARK"),
+        (["./no-such-model-folder", "sample"], "does not exist"),
+    ],
+)
+def test_input_errors_exit_2_with_one_line(capsys, args, message):
+    code, out, err = run(capsys, *args)
+    assert code == 2
+    assert message in err
+    assert err.count("\n") == 1 and "Traceback" not in err
+    assert out == ""
+
+
+def test_malformed_and_empty_files(capsys, tmp_path):
+    bad = write(tmp_path, "bad.jsonl", '{"question": "fine 1 2 3 4 5 6 7 8"}\n{oops\n')
+    code, _, err = run(capsys, "fake:clean", bad)
+    assert code == 2 and "Line 2" in err
+    empty = write(tmp_path, "empty.jsonl", "")
+    code, _, err = run(capsys, "fake:clean", empty)
+    assert code == 2 and "no rows" in err
+    wrong = write(tmp_path, "q.jsonl", '{"body": "x"}\n')
+    code, _, err = run(capsys, "fake:clean", wrong)
+    assert code == 2 and "--field" in err and "body" in err
+
+
+def test_errors_under_json_still_go_to_stderr(capsys):
+    code, out, err = run(capsys, "fake:clean", "nope", "--json")
+    assert code == 2 and out == "" and err.startswith("contamcheck: error:")
+
+
+def test_unexpected_exception_is_one_line_exit_3_and_debug_shows_it(capsys, monkeypatch):
+    def broken(*args, **kwargs):
+        raise ValueError("boom")
+
+    monkeypatch.setattr(pipeline, "audit", broken)
+    code, _, err = run(capsys, "fake:clean", "sample")
+    assert code == 3 and "Internal error (ValueError: boom)" in err and "--debug" in err
+    with pytest.raises(ValueError, match="boom"):
+        main(["fake:clean", "sample", "--debug"])
+
+
+def test_ctrl_c_exits_130_with_a_resume_hint(capsys, monkeypatch):
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(pipeline, "audit", interrupted)
+    code, _, err = run(capsys, "fake:clean", "sample")
+    assert code == 130 and "resume" in err
+
+
+def test_a_model_folder_named_like_a_subcommand(capsys, tmp_path, monkeypatch):
+    (tmp_path / "run").mkdir()
+    monkeypatch.chdir(tmp_path)
+    code, _, err = run(capsys, "./run", "sample")
+    assert code == 2 and "no config.json" in err
+
+
+def test_benchmarks_lists_benchmarks_and_tests(capsys):
+    code, out, _ = run(capsys, "benchmarks")
+    assert code == 0
+    for name in ("gsm8k", "humaneval", "mbpp", "sample", "completion", "min-k"):
+        assert name in out

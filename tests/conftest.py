@@ -1,0 +1,64 @@
+"""Shared fixtures: the bundled sample questions split three ways, and tiny trained models.
+
+The split mirrors the validation experiment in miniature: a benchmark of 60 questions of which 30
+leak to the "cheater"; a clean model trained the same way on 30 *other* questions of the same kind;
+30 more questions as a control file neither model saw.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+
+import pytest
+from tiny import train_tokenizer, trained_model_folder
+
+EPOCHS = 60
+
+
+@dataclass(frozen=True)
+class TinySetup:
+    benchmark: Path  # 60 questions (jsonl)
+    control: Path  # 30 unseen questions (jsonl)
+    leaked: list[str]  # the 30 benchmark questions the cheater saw
+    held_out: list[str]  # the 30 it did not
+    cheater: Path  # model folder
+    clean: Path  # model folder, same recipe on other questions
+
+
+def sample_rows() -> list[dict[str, str]]:
+    text = resources.files("contamcheck.benchmarks").joinpath("data/sample.jsonl").read_text("utf-8")
+    return [json.loads(line) for line in text.splitlines() if line.strip()]
+
+
+def write_jsonl(path: Path, rows: list[dict[str, str]]) -> Path:
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    return path
+
+
+@pytest.fixture(scope="session")
+def tiny_setup(tmp_path_factory: pytest.TempPathFactory) -> TinySetup:
+    rows = sample_rows()
+    rng = random.Random(7)
+    rng.shuffle(rows)
+    benchmark_rows, other_rows, control_rows = rows[:60], rows[60:90], rows[90:120]
+    leaked_ids = {row["id"] for row in rng.sample(benchmark_rows, 30)}
+    leaked = [row["question"] for row in benchmark_rows if row["id"] in leaked_ids]
+    held_out = [row["question"] for row in benchmark_rows if row["id"] not in leaked_ids]
+    root = tmp_path_factory.mktemp("tiny")
+    tokenizer = train_tokenizer([row["question"] for row in rows])
+    cheater = trained_model_folder(root / "cheater", tokenizer, leaked, epochs=EPOCHS)
+    clean = trained_model_folder(
+        root / "clean", tokenizer, [r["question"] for r in other_rows], epochs=EPOCHS
+    )
+    return TinySetup(
+        benchmark=write_jsonl(root / "benchmark.jsonl", benchmark_rows),
+        control=write_jsonl(root / "control.jsonl", control_rows),
+        leaked=leaked,
+        held_out=held_out,
+        cheater=cheater,
+        clean=clean,
+    )

@@ -1,0 +1,93 @@
+"""The engine computes each (model, request) once, in deterministic length-sorted batches."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pytest
+
+from contamcheck.backends import TokenStats
+from contamcheck.backends.fake import FakeModel
+from contamcheck.errors import RuntimeFailure
+from contamcheck.evidence import EvidenceEngine, GenerateRequest, MemoryStore, ScoreRequest, plan_batches
+
+
+class CountingModel(FakeModel):
+    """A fake that records every batch it is given."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.batches: list[list[str]] = []
+
+    def score(self, texts: Sequence[str]) -> list[TokenStats]:
+        self.batches.append(list(texts))
+        return super().score(texts)
+
+
+def test_requests_are_deduplicated_sorted_and_batched():
+    model = CountingModel()
+    engine = EvidenceEngine(lambda: model, "m", MemoryStore(), batch_size=2)
+    texts = ["ccc", "a", "bb", "a", "dddd", "bb"]
+    evidence = engine.compute([ScoreRequest(t) for t in texts], "model")
+    assert model.batches == [["a", "bb"], ["ccc", "dddd"]]
+    assert engine.stats.requested == 4 and engine.stats.computed == 4
+    assert evidence.stats("ccc").num_tokens == 1  # one word token, scored after a start context
+
+
+def test_second_audit_reads_everything_from_the_store_and_loads_no_model():
+    store = MemoryStore()
+    first = CountingModel()
+    EvidenceEngine(lambda: first, "m", store, 4).compute([ScoreRequest(t) for t in ["x y", "z"]], "model")
+
+    def must_not_load() -> FakeModel:
+        raise AssertionError("the model was loaded although everything was stored")
+
+    engine = EvidenceEngine(must_not_load, "m", store, 4)
+    evidence = engine.compute([ScoreRequest(t) for t in ["z", "x y"]], "model")
+    assert engine.stats.from_store == 2 and engine.stats.computed == 0
+    np.testing.assert_array_equal(evidence.stats("z").logprobs, FakeModel().score(["z"])[0].logprobs)
+
+
+def test_batch_plan_does_not_depend_on_arrival_order():
+    requests = [ScoreRequest(t) for t in ["bb", "a", "ccc", "dd"]]
+    assert plan_batches(requests, 2) == plan_batches(list(reversed(requests)), 2)
+
+
+def test_generation_requests_with_different_budgets_and_chat_modes():
+    model = FakeModel(["Mia buys 12 apples and 5 pears and 7 plums"])
+    engine = EvidenceEngine(lambda: model, "m", MemoryStore(), 8)
+    requests = [GenerateRequest("Mia buys 12 apples", 4), GenerateRequest("Mia buys 12 apples", 9, chat=True)]
+    evidence = engine.compute(requests, "model")
+    assert evidence.generation("Mia buys 12 apples", 4) == " and 5"  # four tokens: space, and, space, 5
+    assert evidence.generation("Mia buys 12 apples", 9, chat=True).startswith(" and 5 pears")
+
+
+class OutOfMemoryModel(FakeModel):
+    """Fails like a GPU out of memory on any batch of more than two texts."""
+
+    def score(self, texts: Sequence[str]) -> list[TokenStats]:
+        if len(texts) > 2:
+            raise RuntimeError("CUDA out of memory. Tried to allocate 2.00 GiB")
+        return super().score(texts)
+
+
+def test_out_of_memory_halves_the_batch():
+    model = OutOfMemoryModel()
+    engine = EvidenceEngine(lambda: model, "m", MemoryStore(), 8)
+    texts = [str(i) * (i + 1) for i in range(8)]
+    evidence = engine.compute([ScoreRequest(t) for t in texts], "model")
+    assert engine.stats.oom_retries >= 3
+    assert engine.stats.computed == 8
+    for text in texts:  # the halves give the same numbers as unbatched scoring
+        np.testing.assert_array_equal(evidence.stats(text).logprobs, FakeModel().score([text])[0].logprobs)
+
+
+def test_out_of_memory_on_one_text_is_a_clear_runtime_failure():
+    class AlwaysOOM(FakeModel):
+        def score(self, texts: Sequence[str]) -> list[TokenStats]:
+            raise RuntimeError("out of memory")
+
+    engine = EvidenceEngine(AlwaysOOM, "m", MemoryStore(), 4)
+    with pytest.raises(RuntimeFailure, match="Out of memory on a single text"):
+        engine.compute([ScoreRequest("a b"), ScoreRequest("c d")], "model")

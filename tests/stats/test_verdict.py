@@ -1,0 +1,89 @@
+"""The verdict rule of SPEC §8, case by case."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pytest
+
+from contamcheck.stats import exit_code, is_calibrated, judge
+
+
+@dataclass
+class Outcome:
+    name: str
+    calibrated: bool = True
+    p_value: float | None = 0.5
+    flag_rate: float | None = 0.05
+    min_attainable_p: float | None = 1e-5
+    kind: str = "paired"
+    expected_rate: float = 0.05
+
+
+def test_calibration_rule():
+    assert is_calibrated(likelihood=False, has_reference=False, control_file=False)
+    assert not is_calibrated(likelihood=True, has_reference=False, control_file=False)
+    assert is_calibrated(likelihood=True, has_reference=True, control_file=False)
+    assert is_calibrated(likelihood=True, has_reference=False, control_file=True)
+
+
+def test_calibrated_failure_is_likely():
+    j = judge(
+        [Outcome("completion", p_value=1e-5, flag_rate=0.3), Outcome("min-k", calibrated=False)], alpha=0.001
+    )
+    assert j.code == "likely" and j.statuses["completion"] == "fail"
+
+
+def test_low_flag_rate_is_not_likely_even_when_significant():
+    j = judge([Outcome("completion", p_value=1e-5, flag_rate=0.08)], alpha=0.001)
+    assert j.code == "evidence" and j.statuses["completion"] == "warn"
+
+
+def test_uncalibrated_test_raises_to_some_evidence_at_most():
+    j = judge(
+        [Outcome("completion"), Outcome("min-k", calibrated=False, p_value=1e-6, flag_rate=0.5)], alpha=0.001
+    )
+    assert j.code == "evidence"
+    assert j.statuses["min-k"] == "fail"
+    assert "uncalibrated" in j.explanation
+
+
+def test_holm_over_calibrated_tests_decides_likely():
+    # 0.0008 alone would pass alpha = 0.001, but not after Holm over two calibrated tests.
+    j = judge([Outcome("a", p_value=0.0008, flag_rate=0.3), Outcome("b", p_value=0.5)], alpha=0.001)
+    assert j.p_adjusted["a"] == pytest.approx(0.0016)
+    assert j.code == "evidence"
+
+
+def test_inconclusive_without_calibrated_tests_or_power():
+    assert judge([Outcome("min-k", calibrated=False)], alpha=0.001).code == "inconclusive"
+    assert judge([], alpha=0.001).code == "inconclusive"
+    weak = judge([Outcome("completion", min_attainable_p=0.01)], alpha=0.001)
+    assert weak.code == "inconclusive" and "power" in weak.explanation
+
+
+def test_skipped_tests_are_not_counted():
+    j = judge([Outcome("completion", p_value=None, flag_rate=None), Outcome("min-k")], alpha=0.001)
+    assert j.statuses["completion"] == "skipped"
+    assert j.code == "clean"
+
+
+def test_aggregate_test_fails_on_p_alone():
+    j = judge([Outcome("canonical-order", kind="aggregate", p_value=1e-5, flag_rate=None)], alpha=0.001)
+    assert j.code == "likely"
+
+
+@pytest.mark.parametrize(
+    ("code", "fail_on", "expected"),
+    [
+        ("clean", "likely", 0),
+        ("evidence", "likely", 0),
+        ("evidence", "evidence", 1),
+        ("likely", "likely", 1),
+        ("likely", "evidence", 1),
+        ("inconclusive", "likely", 4),
+        ("inconclusive", "evidence", 4),
+    ],
+)
+def test_exit_codes(code, fail_on, expected):
+    assert exit_code(code, fail_on) == expected

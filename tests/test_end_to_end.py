@@ -1,0 +1,83 @@
+"""The whole audit on tiny real transformers models: a cheater is caught, a clean model passes."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from contamcheck.cli import main
+
+pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
+
+
+def run_json(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, dict]:
+    code = main([*args, "--json", "--threads", "2"])
+    out = capsys.readouterr().out
+    return code, json.loads(out)
+
+
+def flag_rates(report: dict, test: str, leaked: list[str], held_out: list[str]) -> tuple[float, float]:
+    def rate(texts: list[str]) -> float:
+        flags = [
+            item["tests"][test]["flagged"]
+            for item in report["items"]
+            if item["text"] in texts and item["tests"][test]["flagged"] is not None
+        ]
+        return sum(flags) / len(flags)
+
+    return rate(leaked), rate(held_out)
+
+
+def test_cheater_is_caught_by_completion_with_twins(tiny_setup, capsys):
+    code, report = run_json(capsys, str(tiny_setup.cheater), str(tiny_setup.benchmark), "--reference", "none")
+    assert code == 1
+    assert report["verdict"]["code"] == "likely"
+    completion = report["tests"][0]
+    assert completion["name"] == "completion" and completion["calibrated"] and completion["status"] == "fail"
+    leaked_rate, held_out_rate = flag_rates(report, "completion", tiny_setup.leaked, tiny_setup.held_out)
+    assert leaked_rate >= 0.5
+    assert held_out_rate <= 0.15
+
+
+def test_clean_model_of_the_same_recipe_is_not_called_contaminated(tiny_setup, capsys):
+    code, report = run_json(capsys, str(tiny_setup.clean), str(tiny_setup.benchmark), "--reference", "none")
+    assert report["verdict"]["code"] != "likely"
+    assert code != 1
+    completion = next(t for t in report["tests"] if t["name"] == "completion")
+    assert completion["flag_rate"] <= 0.15
+
+
+def test_control_file_catches_the_cheater_with_both_tests(tiny_setup, capsys):
+    code, report = run_json(
+        capsys, str(tiny_setup.cheater), str(tiny_setup.benchmark), "--control", str(tiny_setup.control)
+    )
+    assert code == 1
+    statuses = {t["name"]: (t["status"], t["calibrated"]) for t in report["tests"]}
+    assert statuses["min-k"] == ("fail", True)  # calibrated by the control file
+    assert report["control"]["kind"] == "file"
+
+
+def test_control_file_passes_the_clean_model_with_power(tiny_setup, capsys):
+    code, report = run_json(
+        capsys, str(tiny_setup.clean), str(tiny_setup.benchmark), "--control", str(tiny_setup.control)
+    )
+    assert code == 0
+    assert report["verdict"]["code"] == "clean"
+    min_k = next(t for t in report["tests"] if t["name"] == "min-k")
+    assert min_k["calibrated"]
+    assert min_k["min_attainable_p"] < report["settings"]["alpha"] / 2  # it could have failed
+
+
+def test_reference_path_calibrates_min_k(tiny_setup, capsys):
+    # The clean model as reference for the cheater: the loading path of --reference PATH.
+    code, report = run_json(
+        capsys, str(tiny_setup.cheater), str(tiny_setup.benchmark), "--reference", str(tiny_setup.clean)
+    )
+    assert report["reference"]["status"] == "used"
+    assert report["reference"]["model"]["name"].endswith("clean")
+    min_k = next(t for t in report["tests"] if t["name"] == "min-k")
+    assert min_k["calibrated"] and "reference" in min_k["calibration"]
+    item = report["items"][0]["tests"]["min-k"]
+    assert item["reference_score"] is not None
+    assert code == 1

