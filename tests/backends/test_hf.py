@@ -121,9 +121,18 @@ def test_folder_without_weights(tokenizer, tmp_path):
         HFModel.load(str(folder))
 
 
-def test_a_model_that_is_not_a_causal_lm(tmp_path):
+def test_folder_without_tokenizer(tokenizer, tmp_path):
+    folder = save_tiny(tmp_path / "m", tokenizer)
+    for name in ("tokenizer.json", "tokenizer_config.json"):
+        (folder / name).unlink()
+    with pytest.raises(InputError, match="no tokenizer files"):
+        HFModel.load(str(folder))
+
+
+def test_a_model_that_is_not_a_causal_lm(tokenizer, tmp_path):
     from transformers import BertConfig, BertModel
 
+    tokenizer.save_pretrained(tmp_path)
     BertModel(
         BertConfig(
             vocab_size=40, hidden_size=16, num_hidden_layers=1, num_attention_heads=2, intermediate_size=32

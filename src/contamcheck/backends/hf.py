@@ -30,6 +30,14 @@ from .base import TokenStats
 
 HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*(/[\w.-]+)?$")
 WEIGHT_SUFFIXES = (".safetensors", ".bin", ".pt", ".pth", ".gguf", ".h5", ".msgpack")
+TOKENIZER_FILES = (
+    "tokenizer.json",
+    "tokenizer.model",
+    "vocab.json",
+    "spiece.model",
+    "vocab.txt",
+    "tokenizer_config.json",
+)
 LOGIT_BYTES_BUDGET = 256 * 2**20  # the [tokens x vocab] logits of one forward pass
 REDUCE_FLOATS = 2**24  # positions x vocab reduced at once when computing the token statistics
 
@@ -80,6 +88,11 @@ def resolve_source(spec: str) -> ModelSource:
             raise InputError(
                 f"Model folder {spec!r} has a config.json but no weights (*.safetensors or *.bin). "
                 "Copy the weight files there, or point at the complete folder."
+            )
+        if not any((path / name).is_file() for name in TOKENIZER_FILES):
+            raise InputError(
+                f"Model folder {spec!r} has no tokenizer files ({', '.join(TOKENIZER_FILES[:2])}, ...). "
+                "Copy the tokenizer of the model there (tokenizer.save_pretrained(folder))."
             )
         return ModelSource("folder", str(path.resolve()))
     looks_like_path = (
@@ -329,9 +342,10 @@ class HFModel:
                     stop = min(scored, start + step)
                     logp = torch.log_softmax(logits[row, start:stop].float(), dim=-1)
                     realised.append(logp.gather(-1, targets[start:stop, None]).squeeze(-1))
-                    prob = logp.exp()
-                    mean = (prob * logp).sum(-1)
-                    second = (prob * logp.square()).sum(-1)
+                    # mean = sum p log p; second moment = sum p (log p)^2, from one product
+                    weighted = logp.exp().mul_(logp)
+                    mean = weighted.sum(-1)
+                    second = weighted.mul_(logp).sum(-1)
                     means.append(mean)
                     stds.append((second - mean.square()).clamp_min(0).sqrt())
                 out.append(

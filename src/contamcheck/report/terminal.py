@@ -49,7 +49,8 @@ def header_lines(report: Report) -> list[str]:
     return [
         f"model: {report.model.name}   benchmark: {report.benchmark.name}   "
         f"reference: {reference_line(report)}",
-        f"{sample.tested} questions, control: {report.control.description}{skipped_text}",
+        f"{sample.tested} question{'s' if sample.tested != 1 else ''}, "
+        f"control: {report.control.description}{skipped_text}",
     ]
 
 
