@@ -62,3 +62,13 @@ def tiny_setup(tmp_path_factory: pytest.TempPathFactory) -> TinySetup:
         cheater=cheater,
         clean=clean,
     )
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _private_evidence_cache(tmp_path_factory: pytest.TempPathFactory):
+    """Tests never touch the user's cache: every test session gets its own."""
+    folder = tmp_path_factory.mktemp("cache")
+    patcher = pytest.MonkeyPatch()
+    patcher.setenv("CONTAMCHECK_CACHE", str(folder))
+    yield folder
+    patcher.undo()

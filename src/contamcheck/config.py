@@ -47,6 +47,8 @@ class AuditConfig:
     threads: int | None = None
     trust_remote_code: bool = False
     ordered: bool = True
+    cache: str | None = None  # folder of the evidence cache (default: the user cache folder)
+    no_cache: bool = False  # keep evidence in memory only
 
     def __post_init__(self) -> None:
         checks: list[tuple[bool, str]] = [

@@ -7,6 +7,7 @@ Data flows one way (SPEC §3)::
 
 from __future__ import annotations
 
+import gc
 import math
 import platform
 import time
@@ -18,12 +19,21 @@ from importlib import metadata
 import numpy as np
 
 from . import __version__
-from .backends import LanguageModel, ModelOptions, backend_name, load_model, reference_for_size
+from .backends import (
+    LanguageModel,
+    ModelDescription,
+    ModelOptions,
+    backend_name,
+    describe_model,
+    load_model,
+    reference_for_size,
+)
 from .benchmarks import Benchmark, load_benchmark
 from .config import AuditConfig
 from .controls import Controls, build_controls
 from .errors import ContamcheckError, InputError
 from .evidence import Evidence, EvidenceEngine, EvidenceStore, MemoryStore
+from .evidence.cache import EvidenceCache
 from .evidence.engine import EngineStats, ProgressCallback
 from .methods import TESTS, MethodSettings, PerTextTest, Test, create_test
 from .report.model import (
@@ -51,48 +61,73 @@ from .stats import (
 )
 from .stats import wilson_interval as wilson
 
-DEFAULT_BATCH_SIZE = 16
+GPU_BATCH_SIZE = 64
+CPU_BATCH_SIZE = 16
+LARGE_MODEL_BYTES = 4 * 2**30
 VERSIONED_PACKAGES = ("numpy", "scipy", "torch", "transformers", "tokenizers", "gguf")
 
 
 class ModelHandle:
-    """A model that is loaded on first use and can be released to free memory."""
+    """A model identified without loading, loaded on first need, released to free memory.
 
-    def __init__(self, spec: str, options: ModelOptions) -> None:
+    Its cache namespace comes from its description (hashes of its files, or its Hub revision);
+    its parameter count from the store when an earlier audit loaded it. So an audit whose evidence
+    is all stored loads neither model nor tokenizer.
+    """
+
+    def __init__(
+        self, spec: str, options: ModelOptions, store: EvidenceStore, progress: ProgressCallback
+    ) -> None:
         self.spec = spec
         self.options = options
+        self.store = store
+        self.progress = progress
         self.backend = backend_name(spec)
+        self.description = describe_model(spec, options, store.file_digest)
+        self.loaded = False
         self._model: LanguageModel | None = None
-        self._info: ModelInfo | None = None
+        self._identity = self.description.identity
+        self._num_parameters: int | None = None
+
+    @property
+    def namespace(self) -> str:
+        if self._identity is None:  # a Hub model not downloaded yet: only loading tells its revision
+            self.get()
+        settings = ",".join(f"{k}={v}" for k, v in sorted(self.description.settings.items()))
+        return f"{self._identity}|{settings}"
 
     def get(self) -> LanguageModel:
         if self._model is None:
-            self._model = load_model(self.spec, self.options)
-            self._info = ModelInfo(
-                spec=self.spec,
-                name=self._model.name,
-                backend=self.backend,
-                identity=self._model.identity,
-                num_parameters=self._model.num_parameters(),
-                settings=self._model.settings(),
-            )
+            label = f"loading {self.description.name}"
+            self.progress(label, 0, 0)
+            self._model = load_model(self.spec, self.options, self.description)
+            self.progress(label, 1, 1)
+            self.loaded = True
+            self._identity = self._identity or self._model.identity
+            self._num_parameters = self._model.num_parameters()
+            self.store.put_model_info(self.namespace, {"num_parameters": self._num_parameters})
         return self._model
 
     @property
     def info(self) -> ModelInfo:
-        if self._info is None:
-            self.get()
-        assert self._info is not None
-        return self._info
-
-    @property
-    def namespace(self) -> str:
-        """Cache namespace: the model's identity and the settings that change its numbers."""
-        settings = ",".join(f"{k}={v}" for k, v in sorted(self.info.settings.items()))
-        return f"{self.info.identity}|{settings}"
+        if self._num_parameters is None:
+            stored = self.store.get_model_info(self.namespace)
+            if stored is not None:
+                self._num_parameters = stored.get("num_parameters")
+            elif self.backend != "fake":
+                self.get()
+        return ModelInfo(
+            spec=self.spec,
+            name=self.description.name,
+            backend=self.backend,
+            identity=str(self._identity),
+            num_parameters=self._num_parameters,
+            settings=self.description.settings,
+        )
 
     def release(self) -> None:
         self._model = None
+        gc.collect()
 
 
 @dataclass
@@ -118,7 +153,9 @@ def audit(
     started_at = datetime.now(timezone.utc)
     started = time.perf_counter()
     progress = progress or (lambda label, done, total: None)
-    store = store or MemoryStore()
+    if store is None:
+        store = MemoryStore() if config.no_cache else EvidenceCache(config.cache)
+    cache_dir = store.folder if isinstance(store, EvidenceCache) else None
 
     benchmark = load_benchmark(config.benchmark, config.field, ordered=config.ordered)
     control_benchmark = load_benchmark(config.control, config.control_field) if config.control else None
@@ -130,20 +167,21 @@ def audit(
         dtype=config.dtype,
         threads=config.threads,
         trust_remote_code=config.trust_remote_code,
+        cache_dir=cache_dir,
     )
-    batch_size = config.batch_size or DEFAULT_BATCH_SIZE
     texts = _texts_under_test(controls)
 
-    target = ModelHandle(config.model, options)
+    target = ModelHandle(config.model, options, store, progress)
+    batch_size = config.batch_size or auto_batch_size(target.description)
     target_engine = EvidenceEngine(target.get, target.namespace, store, batch_size, progress)
     target_requests = [
         r for test in tests if isinstance(test, PerTextTest) for t in texts for r in test.requests(t)
     ]
     target_evidence = target_engine.compute(target_requests, "model")
-    models_loaded = [target.info.name]
+    target_info = target.info
     target.release()  # free its memory before a reference model loads
 
-    reference_info, reference = _resolve_reference(config, target.info, options)
+    reference_info, reference = _resolve_reference(config, target_info, options, store, progress)
     reference_evidence: Evidence | None = None
     reference_engine: EvidenceEngine | None = None
     likelihood_tests = [t for t in tests if t.likelihood and isinstance(t, PerTextTest)]
@@ -151,8 +189,9 @@ def audit(
         reference_engine = EvidenceEngine(reference.get, reference.namespace, store, batch_size, progress)
         reference_requests = [r for test in likelihood_tests for t in texts for r in test.requests(t)]
         reference_evidence = reference_engine.compute(reference_requests, "reference")
-        models_loaded.append(reference.info.name)
+        reference_info.model = reference.info
         reference.release()
+    models_loaded = [h.description.name for h in (target, reference) if h is not None and h.loaded]
 
     has_reference = reference_info.status == "used"
     items = {
@@ -211,7 +250,7 @@ def audit(
     return Report(
         tool="contamcheck",
         version=__version__,
-        model=target.info,
+        model=target_info,
         reference=reference_info,
         benchmark=BenchmarkInfo(
             spec=benchmark.spec,
@@ -263,6 +302,7 @@ def audit(
             threads=config.threads,
             peak_memory_mb=_peak_memory_mb(),
             models_loaded=models_loaded,
+            cache=str(cache_dir) if cache_dir else None,
             evidence={
                 role: _evidence_use(engine.stats)
                 for role, engine in (("model", target_engine), ("reference", reference_engine))
@@ -273,6 +313,19 @@ def audit(
 
 
 # -- choosing what runs --------------------------------------------------------------------------
+
+
+def auto_batch_size(description: ModelDescription) -> int:
+    """Texts per batch from the device and the model's size (the backend splits further by tokens).
+
+    Chosen from the device class and the weight files' size only, so that the batch plan, and
+    with it every number, is the same in a resumed or warm run. Measured in docs/PERFORMANCE.md.
+    """
+    device = description.settings.get("device", "cpu")
+    size = description.weight_bytes or 0
+    if device == "cuda":
+        return GPU_BATCH_SIZE if size < LARGE_MODEL_BYTES else GPU_BATCH_SIZE // 4
+    return CPU_BATCH_SIZE if size < LARGE_MODEL_BYTES else CPU_BATCH_SIZE // 4
 
 
 def _select_tests(config: AuditConfig) -> list[Test]:
@@ -299,7 +352,11 @@ def _texts_under_test(controls: Controls) -> list[str]:
 
 
 def _resolve_reference(
-    config: AuditConfig, target: ModelInfo, options: ModelOptions
+    config: AuditConfig,
+    target: ModelInfo,
+    options: ModelOptions,
+    store: EvidenceStore,
+    progress: ProgressCallback,
 ) -> tuple[ReferenceInfo, ModelHandle | None]:
     requested = config.reference
     if requested == "none":
@@ -310,21 +367,19 @@ def _resolve_reference(
                 status="none", requested=requested, reason="the fake backend has no reference"
             ), None
         name = reference_for_size(target.num_parameters)
-        handle = ModelHandle(name, options)
         try:
-            handle.get()
+            handle = ModelHandle(name, options, store, progress)
+            handle.namespace  # noqa: B018 - a reference not identified locally must load (download) now
         except ContamcheckError as exc:
             reason = f"automatic reference {name} could not be loaded: {exc}"
             return ReferenceInfo(status="unavailable", requested=requested, reason=reason), None
         return ReferenceInfo(
-            status="used",
-            requested=requested,
-            model=handle.info,
-            reason=f"closest GPT-2 in size: {name}",
+            status="used", requested=requested, reason=f"closest GPT-2 in size: {name}"
         ), handle
-    handle = ModelHandle(requested, options)
-    handle.get()  # an explicit reference that can't load is an error, not a silent fallback
-    return ReferenceInfo(status="used", requested=requested, model=handle.info, reason="--reference"), handle
+    # An explicit reference that can't be found is an error, not a silent fallback.
+    handle = ModelHandle(requested, options, store, progress)
+    handle.namespace  # noqa: B018
+    return ReferenceInfo(status="used", requested=requested, reason="--reference"), handle
 
 
 def _calibration(test: Test, controls: Controls, has_reference: bool) -> str:

@@ -10,19 +10,23 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
 
 from ..registry import Registry
-from .base import LanguageModel, TokenStats
+from .base import LanguageModel, ModelDescription, TokenStats
 from .reference import GPT2_FAMILY, reference_for_size
 
 __all__ = [
     "BACKENDS",
     "GPT2_FAMILY",
     "LanguageModel",
+    "ModelDescription",
     "ModelOptions",
     "TokenStats",
     "backend_name",
     "default_threads",
+    "describe_model",
     "load_model",
     "reference_for_size",
 ]
@@ -35,12 +39,21 @@ class ModelOptions:
     threads: int | None = None
     trust_remote_code: bool = False
     device_map: str | None = None
+    cache_dir: Path | None = None  # where converted GGUF models are kept (None: convert every time)
 
 
-Loader = Callable[[str, ModelOptions], LanguageModel]
-BACKENDS: Registry[Loader] = Registry("backend")
-BACKENDS.register("hf", "contamcheck.backends.loaders:load_hf")
-BACKENDS.register("fake", "contamcheck.backends.loaders:load_fake")
+Digest = Callable[[Path], str]
+
+
+class Backend(Protocol):
+    def describe(self, spec: str, options: ModelOptions, digest: Digest) -> ModelDescription: ...
+
+    def load(self, spec: str, options: ModelOptions, description: ModelDescription) -> LanguageModel: ...
+
+
+BACKENDS: Registry[Backend] = Registry("backend")
+BACKENDS.register("hf", "contamcheck.backends.loaders:HF")
+BACKENDS.register("fake", "contamcheck.backends.loaders:FAKE")
 
 
 def backend_name(spec: str) -> str:
@@ -49,9 +62,22 @@ def backend_name(spec: str) -> str:
     return "hf"
 
 
-def load_model(spec: str, options: ModelOptions | None = None) -> LanguageModel:
+def describe_model(spec: str, options: ModelOptions, digest: Digest) -> ModelDescription:
+    """Identify MODEL without loading it (hashing its files, at most)."""
+    return BACKENDS.get(backend_name(spec)).describe(spec, options, digest)
+
+
+def load_model(
+    spec: str, options: ModelOptions | None = None, description: ModelDescription | None = None
+) -> LanguageModel:
     """Load MODEL with the backend its spec names."""
-    return BACKENDS.get(backend_name(spec))(spec, options or ModelOptions())
+    options = options or ModelOptions()
+    backend = BACKENDS.get(backend_name(spec))
+    if description is None:
+        from ..evidence.store import MemoryStore
+
+        description = backend.describe(spec, options, MemoryStore().file_digest)
+    return backend.load(spec, options, description)
 
 
 def default_threads() -> int:

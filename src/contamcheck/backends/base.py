@@ -31,6 +31,22 @@ class TokenStats:
         return len(self.logprobs)
 
 
+@dataclass(frozen=True)
+class ModelDescription:
+    """What can be known about a model without loading it.
+
+    ``identity`` names the exact weights: a hash of a local model's files, or a Hub id with the
+    revision found in the local Hugging Face cache; None when only loading can tell (a Hub model
+    not downloaded yet). ``settings`` are those that change the numbers (backend, dtype, device);
+    identity and settings together key the evidence cache.
+    """
+
+    name: str
+    identity: str | None
+    settings: dict[str, str]
+    weight_bytes: int | None = None
+
+
 @runtime_checkable
 class LanguageModel(Protocol):
     """A causal language model as the audit needs it: scores and greedy continuations.

@@ -11,13 +11,15 @@ It is deterministic and fast, and behaves like the two kinds of model an audit m
   generation from a memorised prefix continues the memorised text.
 
 Options are ``:``-separated ``key=value`` pairs: ``memorise=FILE``, ``field=NAME`` (the question
-field of FILE), ``strength=FLOAT`` (log-prob of a memorised token, default -0.05), ``name=TEXT``.
+field of FILE), ``strength=FLOAT`` (log-prob of a memorised token, default -0.05), ``name=TEXT``,
+``delay=SECONDS`` (a pause per batch, to stand in for a slow model).
 """
 
 from __future__ import annotations
 
 import hashlib
 import re
+import time
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -46,10 +48,15 @@ class FakeModel:
     context_length: int | None = 4096
 
     def __init__(
-        self, memorised: Sequence[str] = (), strength: float = -0.05, name: str | None = None
+        self,
+        memorised: Sequence[str] = (),
+        strength: float = -0.05,
+        name: str | None = None,
+        delay: float = 0.0,
     ) -> None:
         self.memorised = list(memorised)
         self.strength = strength
+        self.delay = delay  # seconds per batch, to stand in for a slow model in tests
         self._contexts: set[tuple[str, str, str]] = set()
         self._token_lists = [tokenize(text) for text in self.memorised]
         for tokens in self._token_lists:
@@ -70,7 +77,7 @@ class FakeModel:
             if part == "clean":
                 continue
             key, sep, value = part.partition("=")
-            if not sep or key not in {"memorise", "field", "strength", "name"}:
+            if not sep or key not in {"memorise", "field", "strength", "name", "delay"}:
                 raise InputError(
                     f"Can't read the fake model spec {spec!r}: unknown part {part!r}. "
                     "Use fake:clean or fake:memorise=FILE[:field=NAME][:strength=X]."
@@ -86,9 +93,10 @@ class FakeModel:
             memorised = [item.text for item in load_benchmark(str(path), options.get("field")).items]
         try:
             strength = float(options.get("strength", -0.05))
+            delay = float(options.get("delay", 0))
         except ValueError:
-            raise InputError(f"strength in {spec!r} must be a number.") from None
-        return cls(memorised, strength=strength, name=options.get("name") or spec)
+            raise InputError(f"strength and delay in {spec!r} must be numbers.") from None
+        return cls(memorised, strength=strength, name=options.get("name") or spec, delay=delay)
 
     def _logprob(self, before2: str, before1: str, token: str) -> float:
         if (before2, before1, token) in self._contexts:
@@ -99,6 +107,7 @@ class FakeModel:
 
     def score(self, texts: Sequence[str]) -> list[TokenStats]:
         self.calls["score"] += 1
+        time.sleep(self.delay)
         results = []
         for text in texts:
             tokens = tokenize(text)
@@ -117,6 +126,7 @@ class FakeModel:
         self, prompts: Sequence[str], max_new_tokens: Sequence[int], chat: bool = False
     ) -> list[str]:
         self.calls["generate"] += 1
+        time.sleep(self.delay)
         return [
             self._continue(prompt, budget) for prompt, budget in zip(prompts, max_new_tokens, strict=True)
         ]

@@ -15,9 +15,10 @@ standard deviation of log p inside the forward pass, in fp32, a slice of positio
 from __future__ import annotations
 
 import functools
+import hashlib
 import re
 import warnings
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
@@ -26,7 +27,7 @@ import numpy as np
 
 from .. import hub
 from ..errors import InputError, ModelLoadError, RuntimeFailure
-from .base import TokenStats
+from .base import ModelDescription, TokenStats
 
 HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*(/[\w.-]+)?$")
 WEIGHT_SUFFIXES = (".safetensors", ".bin", ".pt", ".pth", ".gguf", ".h5", ".msgpack")
@@ -108,6 +109,47 @@ def resolve_source(spec: str) -> ModelSource:
     return ModelSource("hub", spec)
 
 
+def describe(spec: str, options: Any, digest: Callable[[Path], str]) -> ModelDescription:
+    """Identify a model without loading it: hashes of its files, or its cached Hub revision."""
+    source = resolve_source(spec)
+    device = pick_device(options.device)
+    settings = {"backend": "hf", "dtype": dtype_name(pick_dtype(options.dtype, device)), "device": device}
+    if source.kind == "gguf":
+        path = Path(source.location) / str(source.gguf_file)
+        return ModelDescription(source.display, f"gguf:{digest(path)}", settings, path.stat().st_size)
+    if source.kind == "folder":
+        folder = Path(source.location)
+        files = sorted(
+            p
+            for p in folder.iterdir()
+            if p.is_file()
+            and (p.suffix in WEIGHT_SUFFIXES or p.name in TOKENIZER_FILES or p.name == "config.json")
+        )
+        combined = hashlib.sha256()
+        for file in files:
+            combined.update(f"{file.name}:{digest(file)}\n".encode())
+        weights = sum(p.stat().st_size for p in files if p.suffix in WEIGHT_SUFFIXES)
+        return ModelDescription(source.display, f"folder:{combined.hexdigest()}", settings, weights)
+    revision = cached_revision(spec)
+    return ModelDescription(spec, f"hub:{spec}@{revision}" if revision else None, settings)
+
+
+def cached_revision(repo_id: str) -> str | None:
+    """The commit of ``repo_id`` in the local Hugging Face cache, if it was downloaded before."""
+    try:
+        from huggingface_hub import try_to_load_from_cache
+    except ImportError:
+        return None
+    found = try_to_load_from_cache(repo_id, "config.json")
+    if isinstance(found, str):
+        return Path(found).parent.name
+    return None
+
+
+def dtype_name(dtype: Any) -> str:
+    return str(dtype).removeprefix("torch.")
+
+
 def pick_device(requested: str) -> str:
     import torch
 
@@ -165,8 +207,14 @@ class HFModel:
         trust_remote_code: bool = False,
         device_map: str | None = None,
         identity: str | None = None,
+        converted_dir: Path | None = None,
     ) -> HFModel:
         source = resolve_source(spec)
+        name = source.display if source.kind != "hub" else spec
+        converted = _converted_copy(source, identity, converted_dir)
+        if converted is not None and (converted / "config.json").is_file():
+            # A GGUF converted before: the same fp32 weights and tokenizer, loaded in a second.
+            source = ModelSource("folder", str(converted), display_name=name)
         if source.kind == "hub" and not hub.offline_mode() and not hub.hub_reachable():
             raise ModelLoadError(
                 hub.unreachable_message(
@@ -206,7 +254,8 @@ class HFModel:
         if device_map is None:
             model = cast(Any, model).to(torch.device(chosen_device))
         model.eval()
-        name = source.display if source.kind != "hub" else spec
+        if converted is not None and source.kind == "gguf":
+            _save_converted(model, tokenizer, converted)
         if identity is None:
             revision = getattr(config, "_commit_hash", None)
             identity = f"{name}@{revision}" if revision else name
@@ -218,12 +267,7 @@ class HFModel:
         return int(self.model.num_parameters())
 
     def settings(self) -> dict[str, str]:
-        return {
-            "backend": "hf",
-            "dtype": str(self.dtype).removeprefix("torch."),
-            "device": self.device,
-            "max_length": str(self.context_length),
-        }
+        return {"backend": "hf", "dtype": dtype_name(self.dtype), "device": self.device}
 
     def score(self, texts: Sequence[str]) -> list[TokenStats]:
         import torch
@@ -357,6 +401,32 @@ class HFModel:
                 )
             del logits
         return out
+
+
+def _converted_copy(source: ModelSource, identity: str | None, converted_dir: Path | None) -> Path | None:
+    """Where a GGUF model's dequantised copy lives (dequantising takes most of its load time)."""
+    if source.kind != "gguf" or converted_dir is None or identity is None:
+        return None
+    return converted_dir / hashlib.sha256(identity.encode()).hexdigest()[:24]
+
+
+def _save_converted(model: Any, tokenizer: Any, target: Path) -> None:
+    """Save a dequantised GGUF model beside the cache, atomically (a folder renamed into place)."""
+    import shutil
+    import tempfile
+
+    staging: Path | None = None
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        staging = Path(tempfile.mkdtemp(dir=target.parent, prefix=".staging-"))
+        with _quiet_transformers():
+            model.save_pretrained(staging)
+            tokenizer.save_pretrained(staging)
+        staging.rename(target)
+    except OSError:
+        # The copy only saves time: a full disk or a concurrent writer must not fail the audit.
+        if staging is not None:
+            shutil.rmtree(staging, ignore_errors=True)
 
 
 def _context_length(config: Any, tokenizer: Any) -> int | None:

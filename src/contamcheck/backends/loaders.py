@@ -1,27 +1,44 @@
-"""Backend loaders, imported only when a backend is used (transformers is slow to import)."""
+"""The backends' entry points, imported only when a backend is used (transformers is slow to import)."""
 
 from __future__ import annotations
 
-from . import ModelOptions, default_threads
-from .base import LanguageModel
+from . import Digest, ModelOptions, default_threads
+from .base import LanguageModel, ModelDescription
 
 
-def load_hf(spec: str, options: ModelOptions) -> LanguageModel:
-    import torch
+class _HuggingFace:
+    def describe(self, spec: str, options: ModelOptions, digest: Digest) -> ModelDescription:
+        from .hf import describe
 
-    torch.set_num_threads(options.threads or default_threads())
-    from .hf import HFModel
+        return describe(spec, options, digest)
 
-    return HFModel.load(
-        spec,
-        device=options.device,
-        dtype=options.dtype,
-        trust_remote_code=options.trust_remote_code,
-        device_map=options.device_map,
-    )
+    def load(self, spec: str, options: ModelOptions, description: ModelDescription) -> LanguageModel:
+        import torch
+
+        torch.set_num_threads(options.threads or default_threads())
+        from .hf import HFModel
+
+        return HFModel.load(
+            spec,
+            device=options.device,
+            dtype=options.dtype,
+            trust_remote_code=options.trust_remote_code,
+            device_map=options.device_map,
+            identity=description.identity,
+            converted_dir=options.cache_dir / "converted" if options.cache_dir else None,
+        )
 
 
-def load_fake(spec: str, options: ModelOptions) -> LanguageModel:
-    from .fake import FakeModel
+class _Fake:
+    def describe(self, spec: str, options: ModelOptions, digest: Digest) -> ModelDescription:
+        model = self.load(spec, options, None)
+        return ModelDescription(model.name, model.identity, model.settings())
 
-    return FakeModel.from_spec(spec)
+    def load(self, spec: str, options: ModelOptions, description: ModelDescription | None) -> LanguageModel:
+        from .fake import FakeModel
+
+        return FakeModel.from_spec(spec)
+
+
+HF = _HuggingFace()
+FAKE = _Fake()

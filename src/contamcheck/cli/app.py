@@ -116,6 +116,8 @@ def audit_options(function: Callable[..., Any]) -> Callable[..., Any]:
             is_flag=True,
             help="The benchmark's rows are not in their published order.",
         ),
+        click.option("--cache", type=click.Path(file_okay=False), help="Folder of the evidence cache."),
+        click.option("--no-cache", is_flag=True, help="Keep evidence in memory only (no resume)."),
         click.option(
             "--json",
             "as_json",
@@ -144,6 +146,8 @@ def cli() -> None:
     \b
     contamcheck MODEL BENCHMARK [OPTIONS]     audit MODEL on BENCHMARK
     contamcheck run --model M --benchmark B   the same, long form
+    contamcheck report REPORT.json            render a saved report again (no model work)
+    contamcheck cache info|clear              the evidence cache
     contamcheck benchmarks                    list built-in benchmarks and tests
 
     MODEL is a Hugging Face Hub id, a local model folder or a .gguf file. BENCHMARK is a built-in
@@ -181,6 +185,42 @@ def run_command(
     model = _one_of(model_arg, model_opt, "MODEL", "--model")
     benchmark = _one_of(benchmark_arg, benchmark_opt, "BENCHMARK", "--benchmark")
     return _run_audit(model, benchmark, options)
+
+
+@cli.command("report")
+@click.argument("report_file", metavar="REPORT.json", type=click.Path(dir_okay=False))
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@click.option("--output", "-o", type=click.Path(dir_okay=False), help="Write the JSON report to this file.")
+@click.option("--quiet", "-q", is_flag=True, help="Print nothing on the terminal.")
+@click.option("--debug", is_flag=True, help="Show tracebacks for unexpected errors.")
+def report_command(report_file: str, **options: Any) -> int:
+    """Render a saved JSON report again, without any model work."""
+    from .run import rerender
+
+    return guarded(options["debug"])(lambda: rerender(report_file, options))
+
+
+@cli.group("cache")
+def cache_group() -> None:
+    """Inspect or clear the evidence cache."""
+
+
+@cache_group.command("info")
+@click.option("--cache", "cache", type=click.Path(file_okay=False), help="Folder of the evidence cache.")
+def cache_info(cache: str | None) -> int:
+    """Where the cache is, how big, and which models it holds evidence for."""
+    from .run import show_cache
+
+    return guarded(False)(lambda: show_cache(cache))
+
+
+@cache_group.command("clear")
+@click.option("--cache", "cache", type=click.Path(file_okay=False), help="Folder of the evidence cache.")
+def cache_clear(cache: str | None) -> int:
+    """Delete all stored evidence (the next audit recomputes it)."""
+    from .run import clear_cache
+
+    return guarded(False)(lambda: clear_cache(cache))
 
 
 @cli.command("benchmarks")

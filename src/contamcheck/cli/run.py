@@ -9,6 +9,7 @@ from rich.console import Console
 
 from ..config import AuditConfig
 from ..report import io
+from ..report.model import Report
 from ..report.terminal import render
 from .progress import ProgressBars
 
@@ -41,6 +42,8 @@ def config_from_options(model: str, benchmark: str, options: dict[str, Any]) -> 
         threads=options.get("threads"),
         trust_remote_code=options["trust_remote_code"],
         ordered=not options["no_order"],
+        cache=options.get("cache"),
+        no_cache=options["no_cache"],
     )
 
 
@@ -53,10 +56,45 @@ def run_audit(model: str, benchmark: str, options: dict[str, Any]) -> int:
     console = Console(stderr=True)
     with ProgressBars(console, enabled=not quiet and console.is_terminal) as progress:
         report = audit(config, progress=progress)
-    if output is not None:
-        io.write_atomic(output, io.to_json(report))
+    show_report(report, {**options, "output": output})
+    return report.verdict.exit_code
+
+
+def show_report(report: Report, options: dict[str, Any]) -> None:
+    """Write and print a report as the output options say."""
+    if options.get("output"):
+        io.write_atomic(options["output"], io.to_json(report))
     if options["as_json"]:
         sys.stdout.write(io.to_json(report))
     elif not options["quiet"]:
         render(report, Console())
+
+
+def rerender(path: str, options: dict[str, Any]) -> int:
+    report = io.read_report(path)
+    if options.get("output"):
+        io.check_writable(options["output"], "--output")
+    show_report(report, options)
     return report.verdict.exit_code
+
+
+def show_cache(folder: str | None) -> int:
+    from ..evidence.cache import EvidenceCache
+
+    summary = EvidenceCache(folder).summary()
+    console = Console()
+    console.print(f"cache: {summary['path']} ({summary['bytes'] / 2**20:.1f} MiB)")
+    if not summary["models"]:
+        console.print("no evidence stored")
+    for entry in summary["models"]:
+        console.print(f"  {entry['model']}: {entry['entries']} entries")
+    return 0
+
+
+def clear_cache(folder: str | None) -> int:
+    from ..evidence.cache import EvidenceCache
+
+    cache = EvidenceCache(folder)
+    removed = cache.clear()
+    Console().print(f"removed {removed} evidence entries from {cache.path}")
+    return 0

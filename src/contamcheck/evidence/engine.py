@@ -13,6 +13,8 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from ..backends import LanguageModel, TokenStats
 from ..errors import RuntimeFailure
 from .requests import GenerateRequest, Request, ScoreRequest
@@ -99,7 +101,7 @@ class EvidenceEngine:
     def _compute_batch(self, batch: Sequence[Request]) -> dict[str, Value]:
         model = self._model()
         started = time.perf_counter()
-        results = _run_halving(model, batch, self.stats)
+        results = [_as_float32(v) for v in _run_halving(model, batch, self.stats)]
         self.stats.compute_seconds += time.perf_counter() - started
         self.stats.batches_computed += 1
         self.stats.computed += len(batch)
@@ -107,6 +109,18 @@ class EvidenceEngine:
             if isinstance(value, TokenStats):
                 self.stats.tokens_scored += value.num_tokens
         return {request.key: value for request, value in zip(batch, results, strict=True)}
+
+
+def _as_float32(value: Value) -> Value:
+    """Token statistics as float32, exactly as the cache stores them, so cold and warm runs agree."""
+    if not isinstance(value, TokenStats):
+        return value
+    return TokenStats(
+        np.asarray(value.logprobs, dtype=np.float32),
+        None if value.mean is None else np.asarray(value.mean, dtype=np.float32),
+        None if value.std is None else np.asarray(value.std, dtype=np.float32),
+        value.truncated,
+    )
 
 
 def plan_batches(requests: Sequence[Request], batch_size: int) -> list[list[Request]]:

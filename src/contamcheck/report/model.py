@@ -153,6 +153,7 @@ class RunInfo(_Model):
     threads: int | None
     peak_memory_mb: float | None
     models_loaded: list[str] = Field(default_factory=list)
+    cache: str | None = Field(default=None, description="folder of the evidence cache; None with --no-cache")
     evidence: dict[str, EvidenceUse] = Field(default_factory=dict, description="per model role")
 
 

@@ -1,0 +1,242 @@
+"""The evidence cache: an embedded SQLite database, written one batch per transaction.
+
+What it holds, keyed by *namespace* (a model's identity plus the settings that change its numbers)
+and request key (the kind of request, its parameters and a SHA-256 of its text):
+
+* ``evidence``: token statistics (float32 arrays) and greedy generations (UTF-8 text);
+* ``models``: what the report says about a model (name, parameter count, settings), so a warm
+  run needs neither the model nor its tokenizer;
+* ``file_digests``: SHA-256 of weight files by (path, size, mtime), so identifying a local model
+  hashes its files once.
+
+WAL journaling with ``synchronous=NORMAL`` keeps every committed batch through a crash or
+``kill -9`` of the process; a batch being written when the process dies is simply absent, and
+the resumed audit computes it again. A file that is not a readable database is moved aside (never
+deleted) and a fresh one started.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sqlite3
+import struct
+import time
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..backends.base import TokenStats
+from ..errors import InputError
+from .store import Value
+
+SCHEMA_VERSION = 1
+FILE_NAME = "evidence.sqlite3"
+BUSY_TIMEOUT_S = 60
+_HEADER = struct.Struct("<4sBI")  # magic, flags, number of tokens
+_MAGIC = b"TS01"
+_HAS_MOMENTS, _TRUNCATED = 1, 2
+_SELECT_CHUNK = 500  # keys per SELECT ... IN (...), well under SQLite's parameter limit
+
+
+def default_cache_dir() -> Path:
+    """Where the cache lives unless ``--cache DIR`` says otherwise (CONTAMCHECK_CACHE overrides)."""
+    override = os.environ.get("CONTAMCHECK_CACHE")
+    if override:
+        return Path(override).expanduser()
+    from platformdirs import user_cache_dir
+
+    return Path(user_cache_dir("contamcheck"))
+
+
+def encode(value: Value) -> tuple[str, bytes]:
+    if isinstance(value, str):
+        return "generate", value.encode("utf-8", "surrogatepass")
+    moments = value.mean is not None and value.std is not None
+    flags = (_HAS_MOMENTS if moments else 0) | (_TRUNCATED if value.truncated else 0)
+    parts = [_HEADER.pack(_MAGIC, flags, value.num_tokens), np.asarray(value.logprobs, "<f4").tobytes()]
+    if moments:
+        parts += [np.asarray(value.mean, "<f4").tobytes(), np.asarray(value.std, "<f4").tobytes()]
+    return "score", b"".join(parts)
+
+
+def decode(kind: str, blob: bytes) -> Value:
+    if kind == "generate":
+        return blob.decode("utf-8", "surrogatepass")
+    magic, flags, count = _HEADER.unpack_from(blob)
+    if magic != _MAGIC:
+        raise ValueError("not token statistics")
+    arrays = np.frombuffer(blob, dtype="<f4", offset=_HEADER.size).astype(np.float32)
+    logprobs = arrays[:count]
+    mean = arrays[count : 2 * count] if flags & _HAS_MOMENTS else None
+    std = arrays[2 * count : 3 * count] if flags & _HAS_MOMENTS else None
+    return TokenStats(logprobs, mean, std, truncated=bool(flags & _TRUNCATED))
+
+
+class EvidenceCache:
+    """A SQLite evidence store in ``folder`` (created if missing)."""
+
+    def __init__(self, folder: str | Path | None = None) -> None:
+        self.folder = Path(folder).expanduser() if folder is not None else default_cache_dir()
+        try:
+            self.folder.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise InputError(
+                f"Can't create the cache folder {str(self.folder)!r}: {exc.strerror}. Pass --cache DIR."
+            ) from None
+        if not os.access(self.folder, os.W_OK):
+            raise InputError(
+                f"The cache folder {str(self.folder)!r} is not writable. Pass --cache DIR or --no-cache."
+            )
+        self.path = self.folder / FILE_NAME
+        self.notes: list[str] = []
+        try:
+            self._db = self._open()
+        except sqlite3.DatabaseError as exc:
+            aside = self.path.with_name(f"{FILE_NAME}.damaged-{int(time.time())}")
+            self.path.rename(aside)
+            for suffix in ("-wal", "-shm"):
+                Path(str(self.path) + suffix).unlink(missing_ok=True)
+            self.notes.append(
+                f"The evidence cache was unreadable ({exc}); moved it to {aside} and started a new one."
+            )
+            self._db = self._open()
+
+    def _open(self) -> sqlite3.Connection:
+        db = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False)
+        db.execute("PRAGMA journal_mode=WAL")
+        db.execute("PRAGMA synchronous=NORMAL")
+        version = db.execute("PRAGMA user_version").fetchone()[0]
+        if version not in (0, SCHEMA_VERSION):
+            db.close()
+            raise sqlite3.DatabaseError(f"cache schema {version}, this contamcheck uses {SCHEMA_VERSION}")
+        db.executescript(
+            """
+            CREATE TABLE IF NOT EXISTS evidence (
+                namespace TEXT NOT NULL, key TEXT NOT NULL, kind TEXT NOT NULL, value BLOB NOT NULL,
+                created REAL NOT NULL, PRIMARY KEY (namespace, key)) WITHOUT ROWID;
+            CREATE TABLE IF NOT EXISTS models (
+                namespace TEXT PRIMARY KEY, info TEXT NOT NULL, updated REAL NOT NULL);
+            CREATE TABLE IF NOT EXISTS file_digests (
+                path TEXT PRIMARY KEY, size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL,
+                sha256 TEXT NOT NULL);
+            """
+        )
+        db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+        return db
+
+    # -- evidence ---------------------------------------------------------------------------------
+
+    def get_many(self, namespace: str, keys: Iterable[str]) -> dict[str, Value]:
+        keys = list(keys)
+        found: dict[str, Value] = {}
+        for start in range(0, len(keys), _SELECT_CHUNK):
+            chunk = keys[start : start + _SELECT_CHUNK]
+            marks = ",".join("?" * len(chunk))
+            rows = self._db.execute(
+                f"SELECT key, kind, value FROM evidence WHERE namespace = ? AND key IN ({marks})",
+                [namespace, *chunk],
+            )
+            for key, kind, blob in rows:
+                found[key] = decode(kind, blob)
+        return found
+
+    def put_many(self, namespace: str, entries: Mapping[str, Value]) -> None:
+        now = time.time()
+        rows = [(namespace, key, *encode(value), now) for key, value in entries.items()]
+        with self._transaction():
+            self._db.executemany(
+                "INSERT OR REPLACE INTO evidence (namespace, key, kind, value, created) "
+                "VALUES (?, ?, ?, ?, ?)",
+                rows,
+            )
+
+    # -- models and files ---------------------------------------------------------------------------
+
+    def get_model_info(self, namespace: str) -> dict[str, Any] | None:
+        row = self._db.execute("SELECT info FROM models WHERE namespace = ?", (namespace,)).fetchone()
+        return json.loads(row[0]) if row else None
+
+    def put_model_info(self, namespace: str, info: dict[str, Any]) -> None:
+        with self._transaction():
+            self._db.execute(
+                "INSERT OR REPLACE INTO models (namespace, info, updated) VALUES (?, ?, ?)",
+                (namespace, json.dumps(info, sort_keys=True), time.time()),
+            )
+
+    def file_digest(self, path: Path) -> str:
+        """SHA-256 of a file, computed once per (path, size, modification time)."""
+        resolved = str(path.resolve())
+        stat = path.stat()
+        row = self._db.execute(
+            "SELECT sha256 FROM file_digests WHERE path = ? AND size = ? AND mtime_ns = ?",
+            (resolved, stat.st_size, stat.st_mtime_ns),
+        ).fetchone()
+        if row:
+            return str(row[0])
+        digest = sha256_file(path)
+        with self._transaction():
+            self._db.execute(
+                "INSERT OR REPLACE INTO file_digests (path, size, mtime_ns, sha256) VALUES (?, ?, ?, ?)",
+                (resolved, stat.st_size, stat.st_mtime_ns, digest),
+            )
+        return digest
+
+    # -- maintenance ----------------------------------------------------------------------------------
+
+    def summary(self) -> dict[str, Any]:
+        """What the cache holds: size, and entries per model."""
+        per_model = []
+        for namespace, count, first, last in self._db.execute(
+            "SELECT namespace, COUNT(*), MIN(created), MAX(created) FROM evidence "
+            "GROUP BY namespace ORDER BY MAX(created) DESC"
+        ):
+            info = self.get_model_info(namespace) or {}
+            per_model.append(
+                {
+                    "model": info.get("name", namespace.split("|")[0]),
+                    "entries": count,
+                    "first": first,
+                    "last": last,
+                }
+            )
+        size = sum(p.stat().st_size for p in self.folder.glob(FILE_NAME + "*") if p.is_file())
+        return {"path": str(self.path), "bytes": size, "models": per_model}
+
+    def clear(self) -> int:
+        """Delete everything; returns the number of evidence entries removed."""
+        with self._transaction():
+            removed = int(self._db.execute("SELECT COUNT(*) FROM evidence").fetchone()[0])
+            self._db.execute("DELETE FROM evidence")
+            self._db.execute("DELETE FROM models")
+            self._db.execute("DELETE FROM file_digests")
+        self._db.execute("VACUUM")
+        return removed
+
+    def close(self) -> None:
+        self._db.close()
+
+    def _transaction(self) -> _Transaction:
+        return _Transaction(self._db)
+
+
+class _Transaction:
+    def __init__(self, db: sqlite3.Connection) -> None:
+        self.db = db
+
+    def __enter__(self) -> None:
+        self.db.execute("BEGIN IMMEDIATE")
+
+    def __exit__(self, kind: type[BaseException] | None, *rest: object) -> None:
+        self.db.execute("COMMIT" if kind is None else "ROLLBACK")
+
+
+def sha256_file(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(4 * 2**20), b""):
+            digest.update(block)
+    return digest.hexdigest()

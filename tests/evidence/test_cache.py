@@ -1,0 +1,98 @@
+"""The SQLite evidence cache: exact round trips, namespaces, digests, damage, maintenance."""
+
+from __future__ import annotations
+
+import sqlite3
+
+import numpy as np
+import pytest
+
+from contamcheck.backends import TokenStats
+from contamcheck.errors import InputError
+from contamcheck.evidence.cache import EvidenceCache, decode, encode
+
+
+def stats(n: int, moments: bool = True, truncated: bool = False) -> TokenStats:
+    rng = np.random.default_rng(n)
+    values = rng.normal(size=(3, n)).astype(np.float32)
+    return TokenStats(values[0], values[1] if moments else None, values[2] if moments else None, truncated)
+
+
+@pytest.mark.parametrize("value", [stats(7), stats(0), stats(5, moments=False), stats(3, truncated=True)])
+def test_token_statistics_round_trip_exactly(value):
+    back = decode(*encode(value))
+    assert isinstance(back, TokenStats)
+    np.testing.assert_array_equal(back.logprobs, value.logprobs)
+    assert back.truncated == value.truncated
+    if value.mean is None:
+        assert back.mean is None and back.std is None
+    else:
+        np.testing.assert_array_equal(back.mean, value.mean)
+        np.testing.assert_array_equal(back.std, value.std)
+
+
+def test_generations_round_trip_including_odd_text():
+    text = "def f():\n    return '<b>&amp;</b>' # \u00e9\u4e2d\U0001f600"
+    assert decode(*encode(text)) == text
+
+
+def test_namespaces_keep_models_apart_and_survive_reopening(tmp_path):
+    cache = EvidenceCache(tmp_path)
+    cache.put_many("model-a", {"k1": stats(4), "k2": "continuation"})
+    cache.put_many("model-b", {"k1": stats(9)})
+    cache.close()
+    reopened = EvidenceCache(tmp_path)
+    a = reopened.get_many("model-a", ["k1", "k2", "k3"])
+    assert set(a) == {"k1", "k2"} and a["k2"] == "continuation"
+    assert reopened.get_many("model-b", ["k1"])["k1"].num_tokens == 9
+    assert reopened.get_many("model-c", ["k1"]) == {}
+
+
+def test_many_keys_are_fetched_in_chunks(tmp_path):
+    cache = EvidenceCache(tmp_path)
+    cache.put_many("m", {f"k{i}": f"v{i}" for i in range(1300)})
+    assert len(cache.get_many("m", [f"k{i}" for i in range(1400)])) == 1300
+
+
+def test_model_info_and_file_digest_memo(tmp_path):
+    cache = EvidenceCache(tmp_path / "c")
+    cache.put_model_info("ns", {"num_parameters": 123})
+    assert cache.get_model_info("ns") == {"num_parameters": 123}
+    weights = tmp_path / "w.bin"
+    weights.write_bytes(b"abc")
+    first = cache.file_digest(weights)
+    assert first == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"  # sha256("abc")
+    weights.write_bytes(b"abcd")  # new size: digested again
+    assert cache.file_digest(weights) != first
+
+
+def test_a_damaged_database_is_moved_aside_not_deleted(tmp_path):
+    (tmp_path / "evidence.sqlite3").write_bytes(b"this is not a database" * 100)
+    cache = EvidenceCache(tmp_path)
+    assert cache.notes and "moved it to" in cache.notes[0]
+    assert list(tmp_path.glob("evidence.sqlite3.damaged-*"))
+    cache.put_many("m", {"k": "v"})
+    assert cache.get_many("m", ["k"]) == {"k": "v"}
+
+
+def test_summary_and_clear(tmp_path):
+    cache = EvidenceCache(tmp_path)
+    cache.put_model_info("ns", {"num_parameters": 1})
+    cache.put_many("ns", {"a": "x", "b": "y"})
+    summary = cache.summary()
+    assert summary["models"][0]["entries"] == 2 and summary["bytes"] > 0
+    assert cache.clear() == 2
+    assert cache.summary()["models"] == []
+
+
+def test_unwritable_cache_folder_is_a_clear_input_error(tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    with pytest.raises(InputError, match="cache folder"):
+        EvidenceCache(blocker / "sub")
+
+
+def test_wal_mode_is_on(tmp_path):
+    EvidenceCache(tmp_path).put_many("m", {"k": "v"})
+    mode = sqlite3.connect(tmp_path / "evidence.sqlite3").execute("PRAGMA journal_mode").fetchone()[0]
+    assert mode == "wal"

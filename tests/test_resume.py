@@ -1,0 +1,155 @@
+"""Resume and reuse: an audit killed with SIGKILL mid-batch resumes to the same report; a warm
+run does no model work; the reference's evidence is shared between audits."""
+
+from __future__ import annotations
+
+import json
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from importlib import resources
+from pathlib import Path
+
+import pytest
+
+from contamcheck.backends import hf
+from contamcheck.cli import main
+
+SAMPLE = str(resources.files("contamcheck.benchmarks").joinpath("data/sample.jsonl"))
+pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
+
+
+def without_run(report: dict) -> dict:
+    return {key: value for key, value in report.items() if key != "run"}
+
+
+def stored(cache: Path) -> int:
+    database = cache / "evidence.sqlite3"
+    if not database.exists():
+        return 0
+    try:
+        with sqlite3.connect(f"file:{database}?mode=ro", uri=True, timeout=5) as db:
+            return int(db.execute("SELECT COUNT(*) FROM evidence").fetchone()[0])
+    except sqlite3.OperationalError:  # tables not created yet
+        return 0
+
+
+def audit_command(cache: Path, output: Path) -> list[str]:
+    model = f"fake:memorise={SAMPLE}:delay=0.1"
+    return [
+        sys.executable, "-m", "contamcheck", model, "sample", "-n", "60", "--batch-size", "4",
+        "--permutations", "2000", "--cache", str(cache), "--output", str(output), "--quiet",
+    ]  # fmt: skip
+
+
+def test_sigkill_in_the_middle_resumes_to_the_same_report(tmp_path):
+    cache, output = tmp_path / "cache", tmp_path / "report.json"
+    process = subprocess.Popen(
+        audit_command(cache, output), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+    )
+    deadline = time.monotonic() + 60
+    while stored(cache) < 4 and time.monotonic() < deadline:  # at least one batch of 4 committed
+        time.sleep(0.05)
+    process.send_signal(signal.SIGKILL)
+    process.wait(timeout=30)
+    kept = stored(cache)
+    assert process.returncode == -signal.SIGKILL
+    assert kept >= 4, "killed before any batch was stored"
+    assert not output.exists(), "the audit had already finished before the kill"
+
+    resumed = subprocess.run(audit_command(cache, output), capture_output=True, text=True, timeout=300)
+    assert resumed.returncode == 1, resumed.stderr
+    report = json.loads(output.read_text())
+    use = report["run"]["evidence"]["model"]
+    assert use["from_cache"] == kept and use["computed"] == use["requested"] - kept > 0
+
+    cold_output = tmp_path / "cold.json"
+    cold = subprocess.run(
+        audit_command(tmp_path / "cold-cache", cold_output), capture_output=True, timeout=300
+    )
+    assert cold.returncode == 1
+    assert without_run(report) == without_run(json.loads(cold_output.read_text()))
+
+
+def run_json(capsys, *args: str) -> dict:
+    main([*args, "--json", "--threads", "2"])
+    return json.loads(capsys.readouterr().out)
+
+
+def test_warm_run_loads_no_model_and_reports_the_same(tiny_setup, tmp_path, capsys, monkeypatch):
+    args = [str(tiny_setup.cheater), str(tiny_setup.benchmark), "-n", "20", "--cache", str(tmp_path)]
+    cold = run_json(capsys, *args, "--reference", "none")
+    assert cold["run"]["evidence"]["model"]["computed"] > 0 and cold["run"]["models_loaded"]
+
+    def no_loading(*args, **kwargs):
+        raise AssertionError("a warm run loaded a model")
+
+    monkeypatch.setattr(hf.HFModel, "load", no_loading)
+    monkeypatch.setattr("transformers.AutoTokenizer.from_pretrained", no_loading)
+    warm = run_json(capsys, *args, "--reference", "none")
+    assert warm["run"]["evidence"]["model"]["computed"] == 0 and warm["run"]["models_loaded"] == []
+    assert without_run(warm) == without_run(cold)
+
+    # Another threshold re-uses the same evidence: only the statistics change.
+    stricter = run_json(capsys, *args, "--reference", "none", "--alpha", "0.0001")
+    assert stricter["run"]["evidence"]["model"]["computed"] == 0
+    assert stricter["settings"]["alpha"] == 0.0001
+
+
+def test_reference_evidence_is_shared_between_audits_of_different_models(tiny_setup, tmp_path, capsys):
+    common = [
+        str(tiny_setup.benchmark),
+        "-n",
+        "20",
+        "--cache",
+        str(tmp_path),
+        "--reference",
+        str(tiny_setup.clean),
+    ]
+    first = run_json(capsys, str(tiny_setup.cheater), *common)
+    second = run_json(capsys, str(tiny_setup.clean), *common)  # another model, the same reference
+    assert first["run"]["evidence"]["reference"]["computed"] > 0
+    assert second["run"]["evidence"]["reference"]["computed"] == 0
+
+
+def test_report_subcommand_rerenders_without_a_model(tmp_path, capsys, monkeypatch):
+    saved = tmp_path / "r.json"
+    main([f"fake:memorise={SAMPLE}", "sample", "-n", "30", "--permutations", "1000", "-o", str(saved), "-q"])
+    monkeypatch.setattr("contamcheck.pipeline.audit", lambda *a, **k: pytest.fail("audit ran"))
+    code = main(["report", str(saved)])
+    out = capsys.readouterr().out
+    assert code == 1 and "Likely contaminated" in out
+    code = main(["report", str(saved), "--json"])
+    assert code == 1 and json.loads(capsys.readouterr().out) == json.loads(saved.read_text())
+
+
+def test_report_subcommand_rejects_what_is_not_a_report(tmp_path, capsys):
+    bad = tmp_path / "x.json"
+    bad.write_text('{"hello": 1}')
+    assert main(["report", str(bad)]) == 2
+    assert "not a contamcheck report" in capsys.readouterr().err
+    assert main(["report", str(tmp_path / "missing.json")]) == 2
+
+
+def test_cache_info_and_clear(tmp_path, capsys):
+    main(
+        [
+            f"fake:memorise={SAMPLE}",
+            "sample",
+            "-n",
+            "10",
+            "--permutations",
+            "500",
+            "-q",
+            "--cache",
+            str(tmp_path),
+        ]
+    )
+    assert main(["cache", "info", "--cache", str(tmp_path)]) == 0
+    assert "entries" in capsys.readouterr().out
+    assert main(["cache", "clear", "--cache", str(tmp_path)]) == 0
+    assert "removed" in capsys.readouterr().out
+    main(["cache", "info", "--cache", str(tmp_path)])
+    assert "no evidence stored" in capsys.readouterr().out
