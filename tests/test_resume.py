@@ -40,7 +40,7 @@ def audit_command(cache: Path, output: Path) -> list[str]:
     model = f"fake:memorise={SAMPLE}:delay=0.1"
     return [
         sys.executable, "-m", "contamcheck", model, "sample", "-n", "60", "--batch-size", "4",
-        "--permutations", "2000", "--cache", str(cache), "--output", str(output), "--quiet",
+        "--permutations", "10000", "--cache", str(cache), "--output", str(output), "--quiet",
     ]  # fmt: skip
 
 
@@ -116,7 +116,7 @@ def test_reference_evidence_is_shared_between_audits_of_different_models(tiny_se
 
 def test_report_subcommand_rerenders_without_a_model(tmp_path, capsys, monkeypatch):
     saved = tmp_path / "r.json"
-    main([f"fake:memorise={SAMPLE}", "sample", "-n", "30", "--permutations", "1000", "-o", str(saved), "-q"])
+    main([f"fake:memorise={SAMPLE}", "sample", "-n", "30", "--permutations", "10000", "-o", str(saved), "-q"])
     monkeypatch.setattr("contamcheck.pipeline.audit", lambda *a, **k: pytest.fail("audit ran"))
     code = main(["report", str(saved)])
     out = capsys.readouterr().out

@@ -4,14 +4,18 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Literal
 
+from .backends import ModelOptions
 from .errors import InputError
 
 DEFAULT_LIMIT = 200
 DEFAULT_ALPHA = 0.001
 DEFAULT_K = 0.2
 MIN_PERMUTATIONS = 10_000
+DEFAULT_ORDER_SHARDS = 10
+DEFAULT_ORDER_PERMUTATIONS = 5
 DEVICES = ("auto", "cpu", "cuda", "mps")
 DTYPES = ("auto", "float32", "bfloat16", "float16")
 
@@ -49,6 +53,8 @@ class AuditConfig:
     ordered: bool = True
     cache: str | None = None  # folder of the evidence cache (default: the user cache folder)
     no_cache: bool = False  # keep evidence in memory only
+    order_shards: int = DEFAULT_ORDER_SHARDS  # canonical-order: shards of consecutive questions
+    order_permutations: int = DEFAULT_ORDER_PERMUTATIONS  # and reorderings per shard
 
     def __post_init__(self) -> None:
         checks: list[tuple[bool, str]] = [
@@ -87,12 +93,26 @@ class AuditConfig:
                 self.threads is None or self.threads >= 1,
                 f"--threads must be at least 1 (got {self.threads}).",
             ),
+            (self.order_shards >= 5, f"--order-shards must be at least 5 (got {self.order_shards})."),
+            (
+                self.order_permutations >= 1,
+                f"--order-permutations must be at least 1 (got {self.order_permutations}).",
+            ),
         ]
         for ok, message in checks:
             if not ok:
                 raise InputError(message)
         if self.tests is not None and not self.tests:
             raise InputError("--tests is empty: name at least one test (see `contamcheck benchmarks`).")
+
+    def model_options(self, cache_dir: Path | None) -> ModelOptions:
+        return ModelOptions(
+            device=self.device,
+            dtype=self.dtype,
+            threads=self.threads,
+            trust_remote_code=self.trust_remote_code,
+            cache_dir=cache_dir,
+        )
 
     def permutations_for(self, number_of_tests: int) -> int:
         """Enough permutations that p can fall ten times below alpha / number of tests."""

@@ -15,7 +15,7 @@ from contamcheck.cli import main
 
 SAMPLE = str(resources.files("contamcheck.benchmarks").joinpath("data/sample.jsonl"))
 CHEATER = f"fake:memorise={SAMPLE}"
-FAST = ["--permutations", "2000", "-n", "40"]
+FAST = ["--permutations", "10000", "-n", "40"]
 
 
 def run(capsys, *args: str) -> tuple[int, str, str]:
@@ -56,13 +56,21 @@ def test_long_form_gives_the_same_report(capsys):
     assert strip(short[1]) == strip(long[1])
 
 
-def test_clean_fake_is_inconclusive_with_exit_4(capsys):
-    code, out, _ = run(capsys, "fake:clean", "sample", *FAST)
+def test_clean_fake_without_powered_tests_is_inconclusive_with_exit_4(capsys):
+    # The clean fake writes no numbers, so completion has no informative pair; min-k is uncalibrated.
+    code, out, _ = run(capsys, "fake:clean", "sample", *FAST, "--tests", "completion,min-k")
     assert code == 4 and "Inconclusive" in out
 
 
+def test_clean_fake_with_every_test_finds_no_evidence(capsys):
+    code, out, _ = run(capsys, "fake:clean", "sample", *FAST)
+    assert code == 0 and "No evidence found" in out
+
+
 def test_fail_on_evidence_and_inconclusive_stays_4(capsys):
-    code, _, _ = run(capsys, "fake:clean", "sample", *FAST, "--fail-on", "evidence", "--quiet")
+    code, _, _ = run(
+        capsys, "fake:clean", "sample", *FAST, "--fail-on", "evidence", "--quiet", "--tests", "min-k"
+    )
     assert code == 4
 
 

@@ -30,6 +30,7 @@ from .base import TokenStats
 
 TOKEN = re.compile(r"\d|[^\W\d]+|\S|\s+")  # digits one by one, as many real tokenizers do
 PROMPT_CONTEXT_TOKENS = 6  # how much of a prompt's end must match a memorised text to recall it
+GUIDED_MARK = "FIRST PIECE:\n"
 
 
 def tokenize(text: str) -> list[str]:
@@ -132,6 +133,15 @@ class FakeModel:
         ]
 
     def _continue(self, prompt: str, budget: int) -> str:
+        if GUIDED_MARK in prompt:
+            # An instruction to finish a FIRST PIECE: a memorising model recalls when told the
+            # dataset (the guided instruction says "EXACTLY"), and otherwise echoes its end.
+            first = prompt.split(GUIDED_MARK, 1)[1].split("\n\nSECOND PIECE:", 1)[0]
+            recalled = self._recall(first, budget) if "EXACTLY" in prompt else None
+            return recalled if recalled is not None else "".join(tokenize(first)[-budget:])
+        return self._recall(prompt, budget) or self._guess(prompt, budget)
+
+    def _recall(self, prompt: str, budget: int) -> str | None:
         tail = [t for t in tokenize(prompt) if not t.isspace()][-PROMPT_CONTEXT_TOKENS:]
         for tokens in self._token_lists:
             words = [(i, t) for i, t in enumerate(tokens) if not t.isspace()]
@@ -139,6 +149,9 @@ class FakeModel:
                 if [t for _, t in words[j : j + len(tail)]] == tail and tail:
                     start = words[j + len(tail) - 1][0] + 1
                     return "".join(tokens[start : start + budget])
+        return None
+
+    def _guess(self, prompt: str, budget: int) -> str:
         # Unseen: a plausible but uninformed continuation whose numbers depend on the prompt.
         guess = int(_unit("guess", prompt) * 90) + 10
         pieces = ["The", " answer", " is", " ", *str(guess), "."]

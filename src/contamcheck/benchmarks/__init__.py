@@ -30,6 +30,7 @@ def load_benchmark(spec: str, field: str | None = None, ordered: bool = True) ->
         questions, builtin_field, source = read_builtin(builtin, field)
         used_field: str | None = builtin_field
         name = spec
+        about = {"title": builtin.short_title or spec, "split": builtin.split, "kind": builtin.kind}
     elif spec.startswith("hf:"):
         dataset, config, split, hub_field = parse_spec(spec)
         if field and field != hub_field:
@@ -40,6 +41,7 @@ def load_benchmark(spec: str, field: str | None = None, ordered: bool = True) ->
             dataset, config, split, hub_field, "Download it and pass the local file."
         )
         used_field, source, name = hub_field, f"Hugging Face dataset {dataset} ({split})", dataset
+        about = {"title": dataset.split("/")[-1], "split": split, "kind": _guess_kind(questions)}
     elif path.exists() or any(s in SUFFIXES for s in (x.lower() for x in path.suffixes)):
         if not path.exists():
             raise InputError(
@@ -51,7 +53,8 @@ def load_benchmark(spec: str, field: str | None = None, ordered: bool = True) ->
                 f"{spec!r} is a folder; pass a question file (.jsonl, .json, .csv, .txt, .parquet)."
             )
         questions, used_field, set_aside = read_file_questions(path, field)
-        return _build(path.name, spec, used_field, questions, f"local file {path}", ordered, set_aside)
+        about = {"title": path.name.split(".")[0], "split": "test", "kind": _guess_kind(questions)}
+        return _build(path.name, spec, used_field, questions, f"local file {path}", ordered, set_aside, about)
     else:
         raise UnknownNameError(
             "benchmark",
@@ -59,7 +62,16 @@ def load_benchmark(spec: str, field: str | None = None, ordered: bool = True) ->
             BUILTINS,
             hint="Or pass a .jsonl/.json/.csv/.txt/.parquet file, or hf:dataset[:config]:split:field.",
         )
-    return _build(name, spec, used_field, questions, source, ordered, {})
+    return _build(name, spec, used_field, questions, source, ordered, {}, about)
+
+
+def _guess_kind(questions: list[Question]) -> str:
+    """ "code" when most questions are Python source, else "mixed"."""
+    from ..controls.twins import is_python_source
+
+    sample = questions[:50]
+    code = sum(is_python_source(q.text) for q in sample)
+    return "code" if sample and code > len(sample) / 2 else "mixed"
 
 
 def _build(
@@ -70,6 +82,7 @@ def _build(
     source: str,
     ordered: bool,
     set_aside: dict[str, int],
+    about: dict[str, str],
 ) -> Benchmark:
     if not questions:
         raise InputError(
@@ -94,4 +107,7 @@ def _build(
         source=source,
         ordered=ordered,
         set_aside=set_aside,
+        title=about["title"],
+        split=about["split"],
+        kind=about["kind"],
     )

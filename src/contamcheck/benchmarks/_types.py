@@ -38,6 +38,9 @@ class Benchmark:
     source: str
     ordered: bool = True  # whether ``position`` follows the published order
     set_aside: dict[str, int] = dataclasses.field(default_factory=dict)  # rows that hold no usable question
+    title: str = ""  # how the dataset is called in prose, e.g. "GSM8K" (guided instructions name it)
+    split: str = "test"
+    kind: str = "mixed"  # "math", "code" or "mixed": what one question is
 
     @property
     def content_hash(self) -> str:

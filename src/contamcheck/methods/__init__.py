@@ -13,6 +13,10 @@ __all__ = ["TESTS", "MethodSettings", "PerTextTest", "Test", "TestKind", "create
 TESTS: Registry[type[Test]] = Registry("test", hint="List them with `contamcheck benchmarks`.")
 TESTS.register("completion", "contamcheck.methods.completion:Completion")
 TESTS.register("min-k", "contamcheck.methods.min_k:MinK")
+TESTS.register("min-k++", "contamcheck.methods.min_k_plus_plus:MinKPlusPlus")
+TESTS.register("zlib", "contamcheck.methods.zlib_ratio:ZlibRatio")
+TESTS.register("guided", "contamcheck.methods.guided:Guided")
+TESTS.register("canonical-order", "contamcheck.methods.canonical_order:CanonicalOrder")
 
 
 def create_test(name: str, settings: MethodSettings) -> Test:

@@ -24,9 +24,17 @@ TestKind = Literal["paired", "self-paired", "aggregate"]
 
 @dataclass(frozen=True)
 class MethodSettings:
-    """Settings a test may read; they come from the audit's configuration."""
+    """Settings a test may read; they come from the audit's configuration and the benchmark."""
 
     k: float = 0.2  # Min-K fraction
+    seed: int = 0
+    alpha: float = 0.001
+    dataset: str = "benchmark"  # how guided instructions name the benchmark
+    split: str = "test"
+    benchmark_kind: str = "mixed"
+    order_shards: int = 10  # canonical-order: shards, permutations per shard, text per shard
+    order_permutations: int = 10
+    shard_chars: int = 2000
 
 
 class Test(ABC):

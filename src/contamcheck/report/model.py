@@ -64,6 +64,19 @@ class ControlInfo(_Model):
     twins_per_question: int = 0
 
 
+class ShardResult(_Model):
+    """One shard of an aggregate test (canonical-order)."""
+
+    index: int
+    first_position: int
+    n_items: int
+    canonical_logprob: float
+    permuted_mean_logprob: float
+    permuted_std_logprob: float
+    statistic: float = Field(description="canonical minus mean permuted log-probability")
+    truncated: bool = False
+
+
 class TestResult(_Model):
     name: str
     title: str
@@ -90,6 +103,10 @@ class TestResult(_Model):
     median_difference: float | None = None
     n_unscored: int = 0
     unscored_reason: str | None = None
+    note: str | None = Field(default=None, description="what this result can and cannot show, in words")
+    statistic_name: str | None = None  # aggregate tests: e.g. "one-sided t"
+    statistic: float | None = None
+    shards: list[ShardResult] = Field(default_factory=list)
 
 
 class ItemTestResult(_Model):
@@ -102,6 +119,8 @@ class ItemTestResult(_Model):
     flagged: bool | None = None
     generated: str | None = None
     twin_generated: str | None = None
+    general_score: float | None = None  # guided: overlap under the general instruction
+    general_generated: str | None = None
 
 
 class ItemRecord(_Model):
@@ -111,6 +130,22 @@ class ItemRecord(_Model):
     twins: list[str] = Field(default_factory=list)
     is_control: bool = False
     tests: dict[str, ItemTestResult] = Field(default_factory=dict)
+
+
+class IndexComponent(_Model):
+    test: str
+    base_weight: float
+    weight: float = Field(description="base weight renormalised over the tests that contribute")
+    strength: float = Field(description="0 (nothing beyond chance) to 1 (strongest evidence)")
+    contributes: bool
+    reason: str = ""
+
+
+class EvidenceIndex(_Model):
+    value: float | None = Field(description="weighted strength in [0, 1]; None when nothing contributes")
+    band: Literal["low", "moderate", "high", "n/a"]
+    components: list[IndexComponent] = Field(default_factory=list)
+    explanation: str = ""
 
 
 class Verdict(_Model):
@@ -133,6 +168,8 @@ class Settings(_Model):
     twins_per_question: int
     batch_size: int
     reference: str
+    order_shards: int
+    order_permutations: int
 
 
 class EvidenceUse(_Model):
@@ -169,6 +206,7 @@ class Report(_Model):
     settings: Settings
     tests: list[TestResult]
     verdict: Verdict
+    index: EvidenceIndex
     items: list[ItemRecord]
     caveats: list[str] = Field(default_factory=list)
     warnings: list[str] = Field(default_factory=list)

@@ -1,0 +1,266 @@
+"""The audit: load questions, build controls, plan and compute evidence, run tests, judge.
+
+Data flows one way (SPEC §3)::
+
+    benchmarks -> controls -> tests declare evidence -> engine computes it -> tests score -> stats -> report
+
+Every test's requests are gathered first and computed together, so a text that several tests
+need is scored once; the tested model is then released before a reference model is loaded.
+"""
+
+from __future__ import annotations
+
+import platform
+import time
+import zlib
+from datetime import datetime, timezone
+
+from .. import __version__
+from ..benchmarks import load_benchmark
+from ..config import AuditConfig
+from ..controls import Controls, build_controls
+from ..errors import InputError
+from ..evidence import Evidence, EvidenceEngine, EvidenceStore, MemoryStore, Request
+from ..evidence.cache import EvidenceCache
+from ..evidence.engine import ProgressCallback
+from ..methods import TESTS, MethodSettings, PerTextTest, Test, create_test
+from ..methods.canonical_order import CanonicalOrder, Shard
+from ..methods.guided import Guided
+from ..report.model import (
+    BenchmarkInfo,
+    EvidenceIndex,
+    IndexComponent,
+    ItemRecord,
+    Report,
+    RunInfo,
+    SampleInfo,
+    Settings,
+    TestResult,
+    Verdict,
+)
+from ..stats import EXPECTED_RATE, exit_code, is_calibrated, judge
+from ..stats.index import evidence_index
+from . import assemble
+from .handles import ModelHandle, auto_batch_size, resolve_reference
+from .runners import run_canonical_order, run_guided, run_per_text, score_texts, skipped
+
+__all__ = ["ModelHandle", "audit"]
+
+
+def audit(
+    config: AuditConfig,
+    progress: ProgressCallback | None = None,
+    store: EvidenceStore | None = None,
+) -> Report:
+    """Audit ``config.model`` on ``config.benchmark`` and return the report (no printing)."""
+    started_at = datetime.now(timezone.utc)
+    started = time.perf_counter()
+    progress = progress or (lambda label, done, total: None)
+    if store is None:
+        store = MemoryStore() if config.no_cache else EvidenceCache(config.cache)
+    cache_dir = store.folder if isinstance(store, EvidenceCache) else None
+
+    benchmark = load_benchmark(config.benchmark, config.field, ordered=config.ordered)
+    control_benchmark = load_benchmark(config.control, config.control_field) if config.control else None
+    controls = build_controls(benchmark, config.limit, config.seed, control_benchmark, config.twins)
+    settings = MethodSettings(
+        k=config.k,
+        seed=config.seed,
+        alpha=config.alpha,
+        dataset=benchmark.title or benchmark.name,
+        split=benchmark.split,
+        benchmark_kind=benchmark.kind,
+        order_shards=config.order_shards,
+        order_permutations=config.order_permutations,
+    )
+    tests = select_tests(config, settings)
+    permutations = config.permutations_for(len(tests))
+    options = config.model_options(cache_dir)
+
+    # Plan: what every test needs from the tested model.
+    texts = texts_under_test(controls)
+    shard_plans: dict[str, list[Shard] | str] = {
+        t.name: t.plan(benchmark) for t in tests if isinstance(t, CanonicalOrder)
+    }
+    requests: list[Request] = []
+    for test in tests:
+        if isinstance(test, PerTextTest):
+            requests += [r for text in texts for r in test.requests(text)]
+        elif isinstance(test, Guided):
+            requests += [r for item in controls.items for r in test.requests(item.text)]
+        elif isinstance(test, CanonicalOrder) and isinstance(shard_plans[test.name], list):
+            requests += test.requests(shard_plans[test.name])  # type: ignore[arg-type]
+
+    target = ModelHandle(config.model, options, store, progress)
+    batch_size = config.batch_size or auto_batch_size(target.description)
+    target_engine = EvidenceEngine(target.get, target.namespace, store, batch_size, progress)
+    target_evidence = target_engine.compute(requests, "model")
+    target_info = target.info
+    target.release()  # free its memory before a reference model loads
+
+    reference_info, reference = resolve_reference(config, target_info, options, store, progress)
+    reference_evidence: Evidence | None = None
+    reference_engine: EvidenceEngine | None = None
+    likelihood_tests = [t for t in tests if t.likelihood and isinstance(t, PerTextTest)]
+    if reference is not None and likelihood_tests:
+        reference_engine = EvidenceEngine(reference.get, reference.namespace, store, batch_size, progress)
+        reference_requests = [r for test in likelihood_tests for text in texts for r in test.requests(text)]
+        reference_evidence = reference_engine.compute(reference_requests, "reference")
+        reference_info.model = reference.info
+        reference.release()
+    models_loaded = [h.description.name for h in (target, reference) if h is not None and h.loaded]
+
+    # Score, test, judge.
+    has_reference = reference_info.status == "used"
+    items = {
+        item.id: ItemRecord(
+            id=item.id, position=item.position, text=item.text, twins=list(controls.twins.get(item.id, ()))
+        )
+        for item in controls.items
+    }
+    control_records = {
+        item.id: ItemRecord(id=item.id, position=item.position, text=item.text, is_control=True)
+        for item in controls.controls
+    }
+    results: list[TestResult] = []
+    for test in tests:
+        seed = config.seed + zlib.crc32(test.name.encode())
+        if isinstance(test, CanonicalOrder):
+            plan = shard_plans[test.name]
+            if isinstance(plan, str):
+                results.append(skipped(test, True, "random reorderings of the same questions", plan))
+            else:
+                results.append(run_canonical_order(test, plan, target_evidence, config.alpha))
+            continue
+        calibrated = is_calibrated(test.likelihood, has_reference, not controls.paired)
+        calibration = describe_calibration(test, controls, has_reference)
+        if not controls.items:
+            results.append(skipped(test, calibrated, calibration, assemble.no_items_reason(controls)))
+        elif isinstance(test, Guided):
+            results.append(run_guided(test, controls, target_evidence, items, permutations, seed))
+        elif isinstance(test, PerTextTest):
+            use_reference = test.likelihood and reference_evidence is not None
+            scores = score_texts(test, texts, target_evidence, reference_evidence if use_reference else None)
+            results.append(
+                run_per_text(
+                    test,
+                    controls,
+                    scores,
+                    target_evidence,
+                    items,
+                    control_records,
+                    calibrated,
+                    calibration,
+                    permutations,
+                    seed,
+                )
+            )
+
+    judgement = judge(results, config.alpha)
+    for result in results:
+        result.p_adjusted = judgement.p_adjusted.get(result.name)
+        result.status = judgement.statuses[result.name]
+    index = evidence_index(results, judgement.code)
+
+    return Report(
+        tool="contamcheck",
+        version=__version__,
+        model=target_info,
+        reference=reference_info,
+        benchmark=BenchmarkInfo(
+            spec=benchmark.spec,
+            name=benchmark.name,
+            field=benchmark.field,
+            source=benchmark.source,
+            n_questions=len(benchmark.items),
+            content_hash=benchmark.content_hash,
+            ordered=benchmark.ordered,
+        ),
+        control=assemble.control_info(controls, control_benchmark),
+        sample=SampleInfo(
+            requested=config.limit,
+            tested=len(controls.items),
+            testable=controls.testable,
+            seed=config.seed,
+            set_aside=controls.set_aside,
+        ),
+        settings=Settings(
+            tests=[t.name for t in tests],
+            quick=config.quick,
+            limit=config.limit,
+            seed=config.seed,
+            alpha=config.alpha,
+            k=config.k,
+            permutations=permutations,
+            expected_rate=EXPECTED_RATE,
+            twins_per_question=config.twins,
+            batch_size=batch_size,
+            reference=config.reference,
+            order_shards=config.order_shards,
+            order_permutations=config.order_permutations,
+        ),
+        tests=results,
+        verdict=Verdict(
+            code=judgement.code,
+            label=judgement.label,
+            explanation=judgement.explanation,
+            fail_on=config.fail_on,
+            exit_code=exit_code(judgement.code, config.fail_on),
+        ),
+        index=EvidenceIndex(
+            value=index.value,
+            band=index.band,
+            components=[IndexComponent(**vars(c)) for c in index.components],
+            explanation=index.explanation,
+        ),
+        items=[*items.values(), *control_records.values()],
+        caveats=assemble.caveats(results, reference_info, controls),
+        warnings=assemble.warnings(target_engine, reference_engine)
+        + (store.notes if isinstance(store, EvidenceCache) else []),
+        versions=assemble.versions(),
+        run=RunInfo(
+            started_at=started_at.isoformat(timespec="seconds"),
+            finished_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
+            duration_s=round(time.perf_counter() - started, 3),
+            host=platform.node(),
+            threads=config.threads,
+            peak_memory_mb=assemble.peak_memory_mb(),
+            models_loaded=models_loaded,
+            cache=str(cache_dir) if cache_dir else None,
+            evidence={
+                role: assemble.evidence_use(engine.stats)
+                for role, engine in (("model", target_engine), ("reference", reference_engine))
+                if engine is not None
+            },
+        ),
+    )
+
+
+def select_tests(config: AuditConfig, settings: MethodSettings) -> list[Test]:
+    """The tests to run: those asked for (checked by name), or all; --quick keeps likelihood tests."""
+    names = list(dict.fromkeys(config.tests)) if config.tests else TESTS.names()
+    for name in names:
+        TESTS.get(name)  # unknown names fail here, with a suggestion
+    chosen = [create_test(name, settings) for name in names]
+    if config.quick:
+        chosen = [t for t in chosen if t.likelihood]
+        if not chosen:
+            raise InputError("--quick keeps only likelihood tests, and none of --tests is one.")
+    return chosen
+
+
+def texts_under_test(controls: Controls) -> list[str]:
+    texts = [item.text for item in controls.items]
+    texts += [twin for item in controls.items for twin in controls.twins.get(item.id, ())]
+    texts += [item.text for item in controls.controls]
+    return list(dict.fromkeys(texts))
+
+
+def describe_calibration(test: Test, controls: Controls, has_reference: bool) -> str:
+    base = "number twins" if controls.paired else "control file"
+    if test.likelihood:
+        if has_reference:
+            return f"{base}, minus the reference model's score"
+        if controls.paired:
+            return "number twins only (uncalibrated: no reference model)"
+    return base

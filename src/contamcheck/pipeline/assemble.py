@@ -1,0 +1,101 @@
+"""Report details: caveats, warnings, control description, versions, and what this run did."""
+
+from __future__ import annotations
+
+import platform
+from importlib import metadata
+
+from .. import __version__
+from ..benchmarks import Benchmark
+from ..controls import Controls
+from ..evidence.engine import EngineStats, EvidenceEngine
+from ..report.model import ControlInfo, EvidenceUse, ReferenceInfo, TestResult
+
+VERSIONED_PACKAGES = ("numpy", "scipy", "torch", "transformers", "tokenizers", "gguf", "rouge-score")
+
+
+def control_info(controls: Controls, control_benchmark: Benchmark | None) -> ControlInfo:
+    if controls.paired:
+        return ControlInfo(
+            kind="twins",
+            description=controls.description,
+            twins_per_question=max((len(t) for t in controls.twins.values()), default=0),
+        )
+    assert control_benchmark is not None
+    return ControlInfo(
+        kind="file",
+        description=controls.description,
+        spec=control_benchmark.spec,
+        content_hash=control_benchmark.content_hash,
+        n_controls=len(controls.controls),
+    )
+
+
+def no_items_reason(controls: Controls) -> str:
+    reasons = "; ".join(f"{count} {reason}" for reason, count in controls.set_aside.items())
+    hint = " Pass --control with questions the model can't have seen." if controls.paired else ""
+    return f"no testable question ({reasons}).{hint}"
+
+
+def warnings(*engines: EvidenceEngine | None) -> list[str]:
+    out = []
+    for engine in engines:
+        if engine is not None and engine.stats.truncated:
+            out.append(
+                f"{len(engine.stats.truncated)} text(s) were longer than the model's context window; "
+                "only their beginning was scored."
+            )
+    return out
+
+
+def caveats(results: list[TestResult], reference: ReferenceInfo, controls: Controls) -> list[str]:
+    notes = [
+        "Scores are evidence with uncertainty, not proof that a question was or was not "
+        "in the training data.",
+    ]
+    uncalibrated = [r.name for r in results if not r.calibrated and r.status != "skipped"]
+    if uncalibrated:
+        notes.append(
+            f"{', '.join(uncalibrated)} ran without a reference model or control file: originals "
+            "read more naturally than twins even to a clean model, so these can raise the verdict "
+            "to 'some evidence' at most."
+        )
+    if reference.status == "unavailable":
+        notes.append(f"No reference model: {reference.reason}")
+    if controls.paired:
+        notes.append(
+            "A single exposure to a question leaves little trace; repeated exposure is what "
+            "these tests catch reliably."
+        )
+    return notes
+
+
+def evidence_use(stats: EngineStats) -> EvidenceUse:
+    return EvidenceUse(
+        requested=stats.requested,
+        from_cache=stats.from_store,
+        computed=stats.computed,
+        batches_computed=stats.batches_computed,
+        compute_seconds=round(stats.compute_seconds, 3),
+        tokens_scored=stats.tokens_scored,
+        oom_retries=stats.oom_retries,
+    )
+
+
+def versions() -> dict[str, str]:
+    found = {"contamcheck": __version__, "python": platform.python_version()}
+    for package in VERSIONED_PACKAGES:
+        try:
+            found[package] = metadata.version(package)
+        except metadata.PackageNotFoundError:
+            continue
+    return found
+
+
+def peak_memory_mb() -> float | None:
+    try:
+        import resource
+    except ImportError:  # Windows
+        return None
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return round(peak / 1024 if platform.system() != "Darwin" else peak / 2**20, 1)

@@ -1,0 +1,132 @@
+"""Models as the audit holds them: identified without loading, loaded on first need."""
+
+from __future__ import annotations
+
+import gc
+
+from ..backends import (
+    LanguageModel,
+    ModelDescription,
+    ModelOptions,
+    backend_name,
+    describe_model,
+    load_model,
+    reference_for_size,
+)
+from ..config import AuditConfig
+from ..errors import ContamcheckError
+from ..evidence import EvidenceStore
+from ..evidence.engine import ProgressCallback
+from ..report.model import ModelInfo, ReferenceInfo
+
+GPU_BATCH_SIZE = 64
+CPU_BATCH_SIZE = 16
+LARGE_MODEL_BYTES = 4 * 2**30
+
+
+class ModelHandle:
+    """A model identified without loading, loaded on first need, released to free memory.
+
+    Its cache namespace comes from its description (hashes of its files, or its Hub revision);
+    its parameter count from the store when an earlier audit loaded it. So an audit whose evidence
+    is all stored loads neither model nor tokenizer.
+    """
+
+    def __init__(
+        self, spec: str, options: ModelOptions, store: EvidenceStore, progress: ProgressCallback
+    ) -> None:
+        self.spec = spec
+        self.options = options
+        self.store = store
+        self.progress = progress
+        self.backend = backend_name(spec)
+        self.description = describe_model(spec, options, store.file_digest)
+        self.loaded = False
+        self._model: LanguageModel | None = None
+        self._identity = self.description.identity
+        self._num_parameters: int | None = None
+
+    @property
+    def namespace(self) -> str:
+        if self._identity is None:  # a Hub model not downloaded yet: only loading tells its revision
+            self.get()
+        settings = ",".join(f"{k}={v}" for k, v in sorted(self.description.settings.items()))
+        return f"{self._identity}|{settings}"
+
+    def get(self) -> LanguageModel:
+        if self._model is None:
+            label = f"loading {self.description.name}"
+            self.progress(label, 0, 0)
+            self._model = load_model(self.spec, self.options, self.description)
+            self.progress(label, 1, 1)
+            self.loaded = True
+            self._identity = self._identity or self._model.identity
+            self._num_parameters = self._model.num_parameters()
+            self.store.put_model_info(self.namespace, {"num_parameters": self._num_parameters})
+        return self._model
+
+    @property
+    def info(self) -> ModelInfo:
+        if self._num_parameters is None:
+            stored = self.store.get_model_info(self.namespace)
+            if stored is not None:
+                self._num_parameters = stored.get("num_parameters")
+            elif self.backend != "fake":
+                self.get()
+        return ModelInfo(
+            spec=self.spec,
+            name=self.description.name,
+            backend=self.backend,
+            identity=str(self._identity),
+            num_parameters=self._num_parameters,
+            settings=self.description.settings,
+        )
+
+    def release(self) -> None:
+        self._model = None
+        gc.collect()
+
+
+def auto_batch_size(description: ModelDescription) -> int:
+    """Texts per batch from the device and the model's size (the backend splits further by tokens).
+
+    Chosen from the device class and the weight files' size only, so that the batch plan, and
+    with it every number, is the same in a resumed or warm run. Measured in docs/PERFORMANCE.md.
+    """
+    device = description.settings.get("device", "cpu")
+    size = description.weight_bytes or 0
+    if device == "cuda":
+        return GPU_BATCH_SIZE if size < LARGE_MODEL_BYTES else GPU_BATCH_SIZE // 4
+    return CPU_BATCH_SIZE if size < LARGE_MODEL_BYTES else CPU_BATCH_SIZE // 4
+
+
+def resolve_reference(
+    config: AuditConfig,
+    target: ModelInfo,
+    options: ModelOptions,
+    store: EvidenceStore,
+    progress: ProgressCallback,
+) -> tuple[ReferenceInfo, ModelHandle | None]:
+    """The reference model to calibrate likelihood tests with, or why there is none."""
+    requested = config.reference
+    if requested == "none":
+        return ReferenceInfo(status="none", requested=requested, reason="--reference none"), None
+    if requested == "auto":
+        if target.backend == "fake":
+            return ReferenceInfo(
+                status="none", requested=requested, reason="the fake backend has no reference"
+            ), None
+        name = reference_for_size(target.num_parameters)
+        try:
+            handle = ModelHandle(name, options, store, progress)
+            handle.namespace  # noqa: B018 - a reference not identified locally must load (download) now
+        except ContamcheckError as exc:
+            reason = f"automatic reference {name} could not be loaded: {exc}"
+            return ReferenceInfo(status="unavailable", requested=requested, reason=reason), None
+        return ReferenceInfo(
+            status="used", requested=requested, reason=f"closest GPT-2 in size: {name}"
+        ), handle
+    # An explicit reference that can't be found is an error, not a silent fallback.
+    handle = ModelHandle(requested, options, store, progress)
+    handle.namespace  # noqa: B018
+    return ReferenceInfo(status="used", requested=requested, reason="--reference"), handle

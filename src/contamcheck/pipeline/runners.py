@@ -1,0 +1,282 @@
+"""Running each kind of test: from computed evidence to a TestResult and per-question records.
+
+The tests themselves (``methods``) turn evidence into scores; the statistics (``stats``) turn
+scores into flags and p-values; this module connects the two for each kind of test and writes what
+every question contributed into the report's item records.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..controls import Controls
+from ..evidence import Evidence
+from ..methods import PerTextTest, Test
+from ..methods.canonical_order import (
+    MIN_SHARDS,
+    CanonicalOrder,
+    Shard,
+    minimum_detectable_effect,
+    one_sided_t,
+)
+from ..methods.guided import Guided
+from ..report.model import ItemRecord, ItemTestResult, ShardResult, TestResult
+from ..stats import label_permutation_test, sign_flip_test
+from ..stats import wilson_interval as wilson
+
+UNPAIRED_NULL = (
+    "Benchmark and control-file questions are exchangeable for the model: a benchmark question "
+    "beats the controls' 95th percentile no more often than 5% of the time."
+)
+
+
+@dataclass
+class TextScores:
+    """Per-text scores of one test: the tested model's, the reference's, and what is compared."""
+
+    target: dict[str, float]
+    reference: dict[str, float] | None
+
+    def compared(self, text: str) -> float:
+        if text not in self.target:
+            return math.nan
+        value = self.target[text]
+        if self.reference is not None:
+            value -= self.reference[text]
+        return value
+
+
+def base_result(test: Test, calibrated: bool, calibration: str, kind: str | None = None) -> TestResult:
+    return TestResult(
+        name=test.name,
+        title=test.title,
+        kind=kind or test.kind,  # type: ignore[arg-type]
+        calibrated=calibrated,
+        calibration=calibration,
+        measures=test.measures,
+        null_hypothesis=test.null_hypothesis,
+        caveat=test.caveat,
+        citation=test.citation,
+        status="skipped",
+    )
+
+
+def skipped(test: Test, calibrated: bool, calibration: str, reason: str) -> TestResult:
+    result = base_result(test, calibrated, calibration)
+    result.skip_reason = reason
+    return result
+
+
+def score_texts(
+    test: PerTextTest, texts: list[str], target: Evidence, reference: Evidence | None
+) -> TextScores:
+    usable = [t for t in texts if test.requests(t)]
+    target_scores = {t: test.score(t, target) for t in usable}
+    reference_scores = {t: test.score(t, reference) for t in usable} if reference is not None else None
+    return TextScores(target_scores, reference_scores)
+
+
+def _fill_flag_statistics(result: TestResult, values: np.ndarray, flags_count: int) -> None:
+    n = len(values)
+    result.n = n
+    result.n_flagged = flags_count
+    result.flag_rate = flags_count / n
+    result.flag_rate_ci = wilson(flags_count, n)
+
+
+def run_per_text(
+    test: PerTextTest,
+    controls: Controls,
+    scores: TextScores,
+    evidence: Evidence,
+    items: dict[str, ItemRecord],
+    control_records: dict[str, ItemRecord],
+    calibrated: bool,
+    calibration: str,
+    permutations: int,
+    seed: int,
+) -> TestResult:
+    """A paired test (each question against its twins) or an unpaired one (against a control file)."""
+
+    def generated(text: str) -> str | None:
+        return test.detail(text, evidence) if text in scores.target else None
+
+    def reference(text: str) -> float | None:
+        return finite(scores.reference.get(text, math.nan)) if scores.reference is not None else None
+
+    used_ids: list[str] = []
+    statistics: list[float] = []
+    for item in controls.items:
+        original = scores.compared(item.text)
+        record = ItemTestResult(
+            score=finite(original), reference_score=reference(item.text), generated=generated(item.text)
+        )
+        statistic = original
+        if controls.paired:
+            twins = controls.twins[item.id]
+            twin_values = [scores.compared(t) for t in twins]
+            twin_mean = float(np.mean(twin_values))
+            record.twin_scores = [finite(v) for v in twin_values]
+            record.twin_score = finite(twin_mean)
+            if scores.reference is not None:
+                record.reference_twin_score = finite(
+                    float(np.mean([scores.reference.get(t, math.nan) for t in twins]))
+                )
+            record.twin_generated = generated(twins[0])
+            statistic = original - twin_mean
+            record.diff = finite(statistic)
+        if math.isfinite(statistic):
+            used_ids.append(item.id)
+            statistics.append(statistic)
+        items[item.id].tests[test.name] = record
+
+    control_values = []
+    if not controls.paired:
+        for control in controls.controls:
+            value = scores.compared(control.text)
+            control_records[control.id].tests[test.name] = ItemTestResult(
+                score=finite(value), generated=generated(control.text)
+            )
+            if math.isfinite(value):
+                control_values.append(value)
+
+    result = base_result(test, calibrated, calibration, "paired" if controls.paired else "unpaired")
+    if not controls.paired:
+        result.null_hypothesis = UNPAIRED_NULL
+    result.n_unscored = len(controls.items) - len(used_ids)
+    result.unscored_reason = test.unscored_reason() if result.n_unscored else None
+    if not statistics or (not controls.paired and not control_values):
+        result.skip_reason = f"no question could be scored: {test.unscored_reason()}"
+        return result
+
+    values = np.array(statistics)
+    if controls.paired:
+        outcome = sign_flip_test(values, permutations, seed)
+    else:
+        outcome = label_permutation_test(values, np.array(control_values), permutations, seed)
+    for item_id, flagged in zip(used_ids, outcome.flags, strict=True):
+        items[item_id].tests[test.name].flagged = bool(flagged)
+    if not controls.paired:
+        for control_record in control_records.values():
+            entry = control_record.tests[test.name]
+            entry.flagged = None if entry.score is None else entry.score > outcome.threshold
+    _fill_flag_statistics(result, values, outcome.flagged)
+    result.threshold = outcome.threshold
+    result.p_value = outcome.p_value
+    result.min_attainable_p = outcome.min_attainable_p
+    result.permutations = outcome.permutations
+    centre = float(np.median(control_values)) if not controls.paired else 0.0
+    result.mean_difference = float(values.mean()) - centre
+    result.median_difference = float(np.median(values)) - centre
+    return result
+
+
+def run_guided(
+    test: Guided,
+    controls: Controls,
+    evidence: Evidence,
+    items: dict[str, ItemRecord],
+    permutations: int,
+    seed: int,
+) -> TestResult:
+    """Guided vs general instruction on the same question: a sign-flip test on the differences."""
+    result = base_result(test, True, "general instruction on the same question")
+    used_ids, guided_values, general_values = [], [], []
+    recalls: list[tuple[float, float]] = []
+    for item in controls.items:
+        completions = test.completions(item.text, evidence)
+        if completions is None:
+            continue
+        guided, general = test.overlaps(item.text, evidence)
+        items[item.id].tests[test.name] = ItemTestResult(
+            score=finite(guided),
+            general_score=finite(general),
+            diff=finite(guided - general),
+            generated=completions[0],
+            general_generated=completions[1],
+        )
+        used_ids.append(item.id)
+        guided_values.append(guided)
+        general_values.append(general)
+        recalls.append(test.number_recalls(item.text, evidence))
+    result.n_unscored = len(controls.items) - len(used_ids)
+    result.unscored_reason = "too short to split in two" if result.n_unscored else None
+    if not used_ids:
+        result.skip_reason = "no question long enough to split in two"
+        return result
+    guided_array, general_array = np.array(guided_values), np.array(general_values)
+    reason, note = test.diagnose(guided_array, general_array)
+    if reason is not None:
+        result.skip_reason = reason
+        return result
+    diffs = guided_array - general_array
+    outcome = sign_flip_test(diffs, permutations, seed)
+    for item_id, flagged in zip(used_ids, outcome.flags, strict=True):
+        items[item_id].tests[test.name].flagged = bool(flagged)
+    _fill_flag_statistics(result, diffs, outcome.flagged)
+    result.threshold = outcome.threshold
+    result.p_value = outcome.p_value
+    result.min_attainable_p = outcome.min_attainable_p
+    result.permutations = outcome.permutations
+    result.mean_difference = float(diffs.mean())
+    result.median_difference = float(np.median(diffs))
+    recall = np.array([r for r in recalls if not math.isnan(r[0])])
+    if len(recall):
+        note = (note or "") + (
+            f" New numbers of the second half written: {np.mean(recall[:, 0]):.0%} guided vs "
+            f"{np.mean(recall[:, 1]):.0%} general."
+        )
+    result.note = note
+    return result
+
+
+def run_canonical_order(
+    test: CanonicalOrder, shards: list[Shard], evidence: Evidence, alpha: float
+) -> TestResult:
+    """Per-shard published-order preference, one-sided t-test across shards."""
+    result = base_result(test, True, "random reorderings of the same questions")
+    outcomes = test.outcomes(shards, evidence)
+    usable = [o for o in outcomes if not o.truncated]
+    result.shards = [
+        ShardResult(
+            index=o.shard.index,
+            first_position=o.shard.items[0].position,
+            n_items=len(o.shard.items),
+            canonical_logprob=o.canonical,
+            permuted_mean_logprob=o.permuted_mean,
+            permuted_std_logprob=o.permuted_std,
+            statistic=o.statistic,
+            truncated=o.truncated,
+        )
+        for o in outcomes
+    ]
+    if len(usable) < MIN_SHARDS:
+        result.skip_reason = (
+            f"only {len(usable)} shards fit the model's context window whole (need {MIN_SHARDS})"
+        )
+        return result
+    values = np.array([o.statistic for o in usable])
+    t, p = one_sided_t(values)
+    result.n = len(usable)
+    result.statistic_name = "one-sided t"
+    result.statistic = t if math.isfinite(t) else None
+    result.p_value = max(p, float(np.finfo(float).tiny))
+    result.min_attainable_p = float(np.finfo(float).tiny)  # a t statistic has no floor
+    result.mean_difference = float(values.mean())
+    result.median_difference = float(np.median(values))
+    permutations = min(len(s.orderings) for s in shards)
+    effect = minimum_detectable_effect(len(usable), alpha)
+    result.note = (
+        f"{len(usable)} shards of {min(len(s.items) for s in shards)}-{max(len(s.items) for s in shards)} "
+        f"consecutive questions from the start of the benchmark, {permutations} reorderings each "
+        f"(Oren et al. used 50 shards x 250 on GPUs). With 80% power at alpha {alpha:g} this detects a "
+        f"published-order preference of at least {effect:.1f} standard deviations of the shard differences."
+    )
+    return result
+
+
+def finite(value: float | None) -> float | None:
+    return float(value) if value is not None and math.isfinite(value) else None
