@@ -40,3 +40,22 @@ def test_questions_written_after_its_training_are_not_called_contaminated(capsys
     completion = next(t for t in report["tests"] if t["name"] == "completion")
     assert completion["status"] != "skipped" and completion["calibrated"]
     assert report["model"]["num_parameters"] > 100e6
+
+
+def test_the_converted_copy_of_a_gguf_gives_identical_numbers(tmp_path):
+    from contamcheck.backends.hf import HFModel, describe
+    from contamcheck.evidence import MemoryStore
+
+    options = ModelOptions(device="cpu", threads=2)
+    identity = describe(MODEL, options, MemoryStore().file_digest).identity
+    texts = ["Janet's ducks lay 16 eggs per day.", "def add(a, b):\n    return a + b\n"]
+    first = HFModel.load(MODEL, device="cpu", identity=identity, converted_dir=tmp_path)  # converts, saves
+    assert any(tmp_path.iterdir())
+    second = HFModel.load(MODEL, device="cpu", identity=identity, converted_dir=tmp_path)  # loads the copy
+    for a, b in zip(first.score(texts), second.score(texts), strict=True):
+        np.testing.assert_array_equal(a.logprobs, b.logprobs)
+        np.testing.assert_array_equal(a.std, b.std)
+    assert first.generate(texts, [8, 8]) == second.generate(texts, [8, 8])
+    assert second.has_chat_template and second.generate(["Say hi."], [4], chat=True) == first.generate(
+        ["Say hi."], [4], chat=True
+    )

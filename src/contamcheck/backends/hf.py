@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import json
 import re
 import warnings
 from collections.abc import Callable, Iterator, Sequence
@@ -39,8 +40,8 @@ TOKENIZER_FILES = (
     "vocab.txt",
     "tokenizer_config.json",
 )
-LOGIT_BYTES_BUDGET = 256 * 2**20  # the [tokens x vocab] logits of one forward pass
-REDUCE_FLOATS = 2**24  # positions x vocab reduced at once when computing the token statistics
+LOGIT_BYTES_BUDGET = 96 * 2**20  # the [tokens x vocab] logits of one forward pass
+REDUCE_FLOATS = 2**22  # positions x vocab reduced at once when computing the token statistics
 
 
 @dataclass(frozen=True)
@@ -411,20 +412,29 @@ def _converted_copy(source: ModelSource, identity: str | None, converted_dir: Pa
 
 
 def _save_converted(model: Any, tokenizer: Any, target: Path) -> None:
-    """Save a dequantised GGUF model beside the cache, atomically (a folder renamed into place)."""
+    """Save a dequantised GGUF model beside the cache, atomically (a folder renamed into place).
+
+    transformers marks a model loaded from GGUF as quantised and won't ``save_pretrained`` it, but
+    its weights are plain tensors by then: we write them with safetensors (shared tensors, such as
+    tied embeddings, once), with the config and the tokenizer.
+    """
     import shutil
     import tempfile
+
+    from safetensors.torch import save_model
 
     staging: Path | None = None
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
         staging = Path(tempfile.mkdtemp(dir=target.parent, prefix=".staging-"))
         with _quiet_transformers():
-            model.save_pretrained(staging)
+            save_model(model, str(staging / "model.safetensors"), metadata={"format": "pt"})
+            config = model.config.to_dict()
+            config.pop("quantization_config", None)
+            (staging / "config.json").write_text(json.dumps(config, indent=2, default=str), encoding="utf-8")
             tokenizer.save_pretrained(staging)
         staging.rename(target)
-    except OSError:
-        # The copy only saves time: a full disk or a concurrent writer must not fail the audit.
+    except Exception:  # the copy only saves time: nothing about it may fail the audit
         if staging is not None:
             shutil.rmtree(staging, ignore_errors=True)
 

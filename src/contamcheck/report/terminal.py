@@ -58,7 +58,12 @@ def test_line(result: TestResult) -> str:
     if result.status == "skipped":
         return f"{result.name}: skipped — {result.skip_reason}"
     if result.kind == "aggregate":
-        return f"{result.name}: {format_p(result.p_value)}"
+        direction = "prefers" if (result.mean_difference or 0) > 0 else "does not prefer"
+        statistic = f"{result.statistic_name or 'statistic'} = {result.statistic or 0:.2f}"
+        return (
+            f"{result.name}: {direction} the published order over {result.n} shards "
+            f"({statistic}, {format_p(result.p_value)})"
+        )
     rate = result.flag_rate or 0.0
     line = (
         f"{result.name}: {rate:.0%} of questions flagged ({result.n_flagged}/{result.n}) — "
@@ -67,6 +72,14 @@ def test_line(result: TestResult) -> str:
     if not result.calibrated:
         line += " [uncalibrated]"
     return line
+
+
+def index_line(report: Report) -> str:
+    index = report.index
+    if index.value is None:
+        return f"Evidence index: n/a. {index.explanation}"
+    parts = ", ".join(f"{c.test} {c.weight:.0%}" for c in index.components if c.contributes)
+    return f"Evidence index: {index.value:.2f} ({index.band}), weighing {parts}."
 
 
 def render(report: Report, console: Console) -> None:
@@ -79,18 +92,19 @@ def render(report: Report, console: Console) -> None:
     for result in report.tests:
         mark, style = MARKS[result.status]
         console.print(Text.assemble("  ", (mark, style), " ", test_line(result)))
-        if result.status != "skipped":
-            console.print(Text(f"      {result.title}", style="dim"))
-            if result.n_unscored:
-                console.print(
-                    Text(
-                        f"      {result.n_unscored} not scored: {result.unscored_reason}",
-                        style="dim",
-                    )
-                )
+        if result.status == "skipped":
+            continue
+        details = [result.title]
+        if result.n_unscored:
+            details.append(f"{result.n_unscored} not scored: {result.unscored_reason}")
+        if result.note:
+            details.append(result.note)
+        for detail in details:
+            console.print(Text(f"      {detail}", style="dim"))
     console.print()
     verdict = report.verdict
     console.print(Text.assemble((verdict.label, VERDICT_STYLES[verdict.code]), " — ", verdict.explanation))
+    console.print(Text(index_line(report), style="dim"))
     for warning in report.warnings:
         console.print(f"[yellow]warning:[/] {escape(warning)}")
     console.print()
