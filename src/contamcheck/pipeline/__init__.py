@@ -13,10 +13,11 @@ from __future__ import annotations
 import platform
 import time
 import zlib
+from dataclasses import dataclass
 from datetime import datetime, timezone
 
 from .. import __version__
-from ..benchmarks import load_benchmark
+from ..benchmarks import Benchmark, load_benchmark
 from ..config import AuditConfig
 from ..controls import Controls, build_controls
 from ..errors import InputError
@@ -44,7 +45,7 @@ from . import assemble
 from .handles import ModelHandle, auto_batch_size, resolve_reference
 from .runners import run_canonical_order, run_guided, run_per_text, score_texts, skipped
 
-__all__ = ["ModelHandle", "audit"]
+__all__ = ["AuditPlan", "ModelHandle", "audit", "plan_audit"]
 
 
 def audit(
@@ -60,36 +61,11 @@ def audit(
         store = MemoryStore() if config.no_cache else EvidenceCache(config.cache)
     cache_dir = store.folder if isinstance(store, EvidenceCache) else None
 
-    benchmark = load_benchmark(config.benchmark, config.field, ordered=config.ordered)
-    control_benchmark = load_benchmark(config.control, config.control_field) if config.control else None
-    controls = build_controls(benchmark, config.limit, config.seed, control_benchmark, config.twins)
-    settings = MethodSettings(
-        k=config.k,
-        seed=config.seed,
-        alpha=config.alpha,
-        dataset=benchmark.title or benchmark.name,
-        split=benchmark.split,
-        benchmark_kind=benchmark.kind,
-        order_shards=config.order_shards,
-        order_permutations=config.order_permutations,
-    )
-    tests = select_tests(config, settings)
+    plan = plan_audit(config)
+    benchmark, controls, tests, texts = plan.benchmark, plan.controls, plan.tests, plan.texts
+    control_benchmark, shard_plans, requests = plan.control_benchmark, plan.shard_plans, plan.requests
     permutations = config.permutations_for(len(tests))
     options = config.model_options(cache_dir)
-
-    # Plan: what every test needs from the tested model.
-    texts = texts_under_test(controls)
-    shard_plans: dict[str, list[Shard] | str] = {
-        t.name: t.plan(benchmark) for t in tests if isinstance(t, CanonicalOrder)
-    }
-    requests: list[Request] = []
-    for test in tests:
-        if isinstance(test, PerTextTest):
-            requests += [r for text in texts for r in test.requests(text)]
-        elif isinstance(test, Guided):
-            requests += [r for item in controls.items for r in test.requests(item.text)]
-        elif isinstance(test, CanonicalOrder) and isinstance(shard_plans[test.name], list):
-            requests += test.requests(shard_plans[test.name])  # type: ignore[arg-type]
 
     target = ModelHandle(config.model, options, store, progress)
     batch_size = config.batch_size or auto_batch_size(target.description)
@@ -126,11 +102,11 @@ def audit(
     for test in tests:
         seed = config.seed + zlib.crc32(test.name.encode())
         if isinstance(test, CanonicalOrder):
-            plan = shard_plans[test.name]
-            if isinstance(plan, str):
-                results.append(skipped(test, True, "random reorderings of the same questions", plan))
+            shards = shard_plans[test.name]
+            if isinstance(shards, str):
+                results.append(skipped(test, True, "random reorderings of the same questions", shards))
             else:
-                results.append(run_canonical_order(test, plan, target_evidence, config.alpha))
+                results.append(run_canonical_order(test, shards, target_evidence, config.alpha))
             continue
         calibrated = is_calibrated(test.likelihood, has_reference, not controls.paired)
         calibration = describe_calibration(test, controls, has_reference)
@@ -234,6 +210,51 @@ def audit(
             },
         ),
     )
+
+
+@dataclass(frozen=True)
+class AuditPlan:
+    """What an audit will ask of the tested model, decided before any model is touched."""
+
+    benchmark: Benchmark
+    control_benchmark: Benchmark | None
+    controls: Controls
+    tests: list[Test]
+    texts: list[str]  # questions, twins and control questions, each once
+    shard_plans: dict[str, list[Shard] | str]  # canonical-order shards, or why there are none
+    requests: list[Request]  # every test's evidence requests (duplicates included; the engine dedupes)
+
+
+def plan_audit(config: AuditConfig) -> AuditPlan:
+    benchmark = load_benchmark(config.benchmark, config.field, ordered=config.ordered)
+    control_benchmark = load_benchmark(config.control, config.control_field) if config.control else None
+    controls = build_controls(benchmark, config.limit, config.seed, control_benchmark, config.twins)
+    settings = MethodSettings(
+        k=config.k,
+        seed=config.seed,
+        alpha=config.alpha,
+        dataset=benchmark.title or benchmark.name,
+        split=benchmark.split,
+        benchmark_kind=benchmark.kind,
+        order_shards=config.order_shards,
+        order_permutations=config.order_permutations,
+    )
+    tests = select_tests(config, settings)
+    texts = texts_under_test(controls)
+    shard_plans: dict[str, list[Shard] | str] = {
+        t.name: t.plan(benchmark) for t in tests if isinstance(t, CanonicalOrder)
+    }
+    requests: list[Request] = []
+    for test in tests:
+        if isinstance(test, PerTextTest):
+            requests += [r for text in texts for r in test.requests(text)]
+        elif isinstance(test, Guided):
+            requests += [r for item in controls.items for r in test.requests(item.text)]
+        elif isinstance(test, CanonicalOrder):
+            shards = shard_plans[test.name]
+            if isinstance(shards, list):
+                requests += test.requests(shards)
+    return AuditPlan(benchmark, control_benchmark, controls, tests, texts, shard_plans, requests)
 
 
 def select_tests(config: AuditConfig, settings: MethodSettings) -> list[Test]:
