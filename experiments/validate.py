@@ -1,0 +1,244 @@
+"""Audit clean and contaminated models and tabulate how each test does, in both directions.
+
+Models (built by ``contaminate.py`` under ``MODELS/<benchmark>-seed<seed>/``): the untouched base
+(SmolLM2-135M-Instruct), Gemma-3-270M (another family), the similar-text clean model, and the
+models fine-tuned 1, 3 and 10 times on the leaked half. Two settings: *default* (offline: no
+reference model) and *reference* (the base model as reference, the earlier design's setting: a
+reference that never saw the leak). Every audit uses the same questions and the shared evidence
+cache, so an interrupted run resumes, and the second setting reuses the first one's evidence.
+
+For contaminated models the table also gives each test's flag rate on the leaked half and on the
+held-out half, and the AUROC of its per-question statistic for leaked vs held-out.
+
+    python experiments/validate.py --benchmark gsm8k --seed 0 --out docs/validation
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+BASE = "pkg:smollm2-135m-instruct"
+OTHER_FAMILY = "pkg:gemma-3-270m"
+SETTINGS = {"default": "none", "reference": BASE}
+
+
+def models_for(folder: Path, include_gemma: bool) -> dict[str, tuple[str, bool | None]]:
+    """name -> (model spec, saw the questions?)."""
+    models: dict[str, tuple[str, bool | None]] = {"base": (BASE, None)}
+    if include_gemma:
+        models["gemma-3-270m"] = (OTHER_FAMILY, None)
+    for name in ("clean-similar", "leak-1", "leak-3", "leak-10"):
+        if (folder / name / "config.json").exists():
+            models[name] = (str(folder / name), name.startswith("leak"))
+    return models
+
+
+def auroc(positive: list[float], negative: list[float]) -> float | None:
+    """Probability that a leaked question scores above a held-out one (ties count half)."""
+    if not positive or not negative:
+        return None
+    from scipy.stats import rankdata
+
+    ranks = rankdata(np.concatenate([positive, negative]))
+    u = ranks[: len(positive)].sum() - len(positive) * (len(positive) + 1) / 2
+    return float(u / (len(positive) * len(negative)))
+
+
+def halves(report: dict[str, Any], split: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """Per test: flag rates on the leaked and held-out halves, and AUROCs of its statistics."""
+    leaked, held_out = set(split["leaked"]), set(split["held_out"])
+    out: dict[str, dict[str, Any]] = {}
+    for test in report["tests"]:
+        name = test["name"]
+        if test["kind"] == "aggregate" or test["status"] == "skipped":
+            continue
+        rows = [(item["id"], item["tests"].get(name)) for item in report["items"] if not item["is_control"]]
+        flags = {"leaked": [], "held_out": []}  # type: dict[str, list[bool]]
+        stats = {"leaked": [], "held_out": []}  # type: dict[str, list[float]]
+        raw = {"leaked": [], "held_out": []}  # type: dict[str, list[float]]
+        for item_id, entry in rows:
+            half = "leaked" if item_id in leaked else "held_out" if item_id in held_out else None
+            if half is None or entry is None:
+                continue
+            if entry.get("flagged") is not None:
+                flags[half].append(entry["flagged"])
+            statistic = entry.get("diff") if entry.get("diff") is not None else entry.get("score")
+            if statistic is not None:
+                stats[half].append(statistic)
+            if entry.get("score") is not None:
+                raw[half].append(entry["score"])
+        out[name] = {
+            "leaked_flag_rate": float(np.mean(flags["leaked"])) if flags["leaked"] else None,
+            "held_out_flag_rate": float(np.mean(flags["held_out"])) if flags["held_out"] else None,
+            "auroc_statistic": auroc(stats["leaked"], stats["held_out"]),
+            "auroc_raw_score": auroc(raw["leaked"], raw["held_out"]),
+        }
+    return out
+
+
+def summarise(report: dict[str, Any], split: dict[str, Any] | None, saw: bool | None) -> dict[str, Any]:
+    tests = {}
+    for test in report["tests"]:
+        tests[test["name"]] = {
+            "status": test["status"],
+            "calibrated": test["calibrated"],
+            "flag_rate": test["flag_rate"],
+            "n": test["n"],
+            "p_value": test["p_value"],
+            "p_adjusted": test["p_adjusted"],
+            "skip_reason": test["skip_reason"],
+        }
+    summary = {
+        "saw_questions": saw,
+        "verdict": report["verdict"]["code"],
+        "verdict_label": report["verdict"]["label"],
+        "index": report["index"]["value"],
+        "band": report["index"]["band"],
+        "tests": tests,
+        "seconds": report["run"]["duration_s"],
+    }
+    if saw and split is not None:
+        summary["halves"] = halves(report, split)
+    return summary
+
+
+def markdown(results: dict[str, Any], benchmark: str) -> str:
+    lines = [f"## {benchmark}", ""]
+    for setting, models in results["settings"].items():
+        names = sorted({t for m in models.values() for t in m["tests"]}, key=_test_order)
+        lines += [f"### Setting: {setting} (reference: {SETTINGS[setting]})", ""]
+        lines.append("| model | saw? | " + " | ".join(names) + " | verdict | index |")
+        lines.append("|---|---|" + "---|" * len(names) + "---|---|")
+        for model, summary in models.items():
+            cells = [_cell(summary["tests"].get(n)) for n in names]
+            saw = {None: "no", True: "**yes**", False: "no"}[summary["saw_questions"]]
+            if model == "gemma-3-270m" or model == "base":
+                saw = "unknown"
+            index = "n/a" if summary["index"] is None else f"{summary['index']:.2f} ({summary['band']})"
+            lines.append(
+                f"| {model} | {saw} | " + " | ".join(cells) + f" | {summary['verdict_label']} | {index} |"
+            )
+        lines.append("")
+        lines.append(
+            "Leaked half vs held-out half (flag rate leaked / held-out; AUROC of the per-question statistic):"
+        )
+        lines.append("")
+        lines.append("| model | " + " | ".join(n for n in names if n != "canonical-order") + " |")
+        lines.append("|---|" + "---|" * len([n for n in names if n != "canonical-order"]))
+        for model, summary in models.items():
+            if "halves" not in summary:
+                continue
+            cells = []
+            for name in names:
+                if name == "canonical-order":
+                    continue
+                half = summary["halves"].get(name)
+                if not half or half["leaked_flag_rate"] is None:
+                    cells.append("–")
+                    continue
+                auc = half["auroc_statistic"]
+                cells.append(
+                    f"{half['leaked_flag_rate']:.0%} / {half['held_out_flag_rate']:.0%}; AUROC {auc:.2f}"
+                    if auc is not None
+                    else f"{half['leaked_flag_rate']:.0%} / {half['held_out_flag_rate']:.0%}"
+                )
+            lines.append(f"| {model} | " + " | ".join(cells) + " |")
+        lines.append("")
+    return "\n".join(lines)
+
+
+def _test_order(name: str) -> int:
+    order = ["completion", "guided", "min-k", "min-k++", "zlib", "canonical-order"]
+    return order.index(name) if name in order else len(order)
+
+
+def _cell(test: dict[str, Any] | None) -> str:
+    if test is None:
+        return "–"
+    if test["status"] == "skipped":
+        return "skipped"
+    mark = "" if test["calibrated"] else "ᵘ"
+    aggregate = test["flag_rate"] is None
+    text = f"p={test['p_value']:.2g}" if aggregate else f"{test['flag_rate']:.0%}"
+    if test["p_adjusted"] is not None and test["p_adjusted"] < 0.001:
+        text = f"**{text}**"
+    return text + mark
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--benchmark", choices=["gsm8k", "humaneval"], required=True)
+    parser.add_argument("--seed", type=int, default=0, help="the split seed the models were built with")
+    parser.add_argument("--models", type=Path, default=Path("experiments/models"))
+    parser.add_argument("--cache", type=Path, default=Path("experiments/runs/cache"))
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument(
+        "--no-gemma", action="store_true", help="leave out Gemma-3-270M (slow: 262k vocabulary)"
+    )
+    parser.add_argument("--settings", nargs="*", default=list(SETTINGS), choices=list(SETTINGS))
+    parser.add_argument("--out", type=Path, required=True)
+    args = parser.parse_args()
+
+    from contamcheck import AuditConfig, audit
+    from contamcheck.report.io import to_json
+
+    folder = args.models / f"{args.benchmark}-seed{args.seed}"
+    split = json.loads((folder / "split.json").read_text())
+    questions = str(folder / "questions.jsonl")
+    field = "question" if args.benchmark == "gsm8k" else "prompt"
+    out = args.out / f"{args.benchmark}-seed{args.seed}"
+    out.mkdir(parents=True, exist_ok=True)
+    results: dict[str, Any] = {"benchmark": args.benchmark, "seed": args.seed, "settings": {}}
+    for setting in args.settings:
+        results["settings"][setting] = {}
+        for name, (spec, saw) in models_for(folder, not args.no_gemma).items():
+            started = time.perf_counter()
+            print(f"[{setting}] {name} ...", flush=True)
+            config = AuditConfig(
+                model=spec,
+                benchmark=questions,
+                field=field,
+                limit=len(split["leaked"]) + len(split["held_out"]),
+                reference=SETTINGS[setting] if not (setting == "reference" and spec == BASE) else "none",
+                threads=args.threads,
+                cache=str(args.cache),
+            )
+            report = audit(config, progress=_progress)
+            (out / f"{setting}-{name}.json").write_text(to_json(report))
+            summary = summarise(json.loads(to_json(report)), split, saw)
+            results["settings"][setting][name] = summary
+            flags = ", ".join(
+                f"{t}={v['flag_rate']:.0%}" if v["flag_rate"] is not None else f"{t}={v['status']}"
+                for t, v in summary["tests"].items()
+            )
+            print(
+                f"    {summary['verdict_label']} ({time.perf_counter() - started:.0f} s): {flags}", flush=True
+            )
+            (args.out / f"{args.benchmark}-seed{args.seed}.json").write_text(
+                json.dumps(results, indent=2) + "\n"
+            )
+    (args.out / f"{args.benchmark}-seed{args.seed}.md").write_text(markdown(results, args.benchmark) + "\n")
+    print(f"wrote {args.out}/{args.benchmark}-seed{args.seed}.md")
+
+
+_last: dict[str, float] = {}
+
+
+def _progress(label: str, done: int, total: int) -> None:
+    now = time.monotonic()
+    if total and (done == total or now - _last.get(label, 0) > 30):
+        _last[label] = now
+        print(f"    {label}: {done}/{total}", file=sys.stderr, flush=True)
+
+
+if __name__ == "__main__":
+    main()
