@@ -1,0 +1,480 @@
+"""The standalone HTML report: one file, inline CSS and SVG, nothing fetched from anywhere.
+
+Rendered with Jinja2 (autoescape on) from the report model alone, so it shows the same numbers as
+the terminal, JSON and CSV. Every piece of benchmark text and model output reaches the page through
+autoescaping or :func:`markupsafe.escape`; the only markup built here is the ``<mark>`` around
+the numbers that differ between a question and its twin, and matplotlib's SVG (numbers and fixed
+labels only).
+"""
+
+from __future__ import annotations
+
+import difflib
+import math
+import re
+from bisect import bisect_left, bisect_right
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from markupsafe import Markup, escape
+
+from . import plots
+from .model import ItemRecord, ItemTestResult, Report, TestResult
+
+if TYPE_CHECKING:
+    import jinja2
+
+FAMILIAR_COUNT = 10
+CODE_LABELS = frozenset({"spec", "identity", "content hash", "cache"})  # shown in a monospace font
+STATUS_LABELS = {"fail": "fail", "warn": "warning", "pass": "pass", "skipped": "skipped"}
+SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
+
+
+def to_html(report: Report) -> str:
+    """The whole report as one standalone HTML page."""
+    template = _environment().get_template("report.html.j2")
+    tests = [_test_view(report, result) for result in report.tests]
+    familiar, any_flagged = familiar_questions(report)
+    return template.render(
+        report=report,
+        tests=tests,
+        familiar=familiar,
+        any_flagged=any_flagged,
+        control_file=report.control.kind == "file",
+        index_meter=_index_meter(report),
+        reproducibility=reproducibility(report),
+        code_labels=CODE_LABELS,
+        status_labels=STATUS_LABELS,
+    )
+
+
+def _environment() -> jinja2.Environment:
+    import jinja2
+
+    environment = jinja2.Environment(
+        loader=jinja2.PackageLoader("contamcheck.report", "templates"),
+        autoescape=True,  # every {{ value }} is escaped; benchmark text is never trusted
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    environment.filters.update(pvalue=format_p, percent=format_percent, when=format_time)
+    environment.tests["code"] = looks_like_code
+    return environment
+
+
+# Numbers, in words a reader can take in at a glance.
+
+
+def format_p(p: float | None) -> str:
+    if p is None:
+        return "n/a"
+    if p >= 0.1:
+        return f"{p:.2f}"
+    if p >= 0.001:
+        return f"{p:.3f}"
+    mantissa, exponent = f"{p:.1e}".split("e")
+    return f"{mantissa} × 10{str(int(exponent)).translate(SUPERSCRIPT)}"
+
+
+def format_percent(rate: float | None) -> str:
+    if rate is None:
+        return "n/a"
+    if 0 < rate < 0.01:
+        return f"{rate:.1%}"
+    return f"{rate:.0%}"
+
+
+def format_number(value: float | None) -> str:
+    if value is None or not math.isfinite(value):
+        return "–"
+    if value != 0 and abs(value) < 0.001:
+        text = f"{value:.2e}"
+    elif abs(value) >= 1000:
+        text = f"{value:,.0f}"
+    else:
+        text = f"{value:.3f}".rstrip("0").rstrip(".")
+    return "0" if text == "-0" else text.replace("-", "−")  # a typographic minus
+
+
+def format_time(stamp: str) -> str:
+    """An ISO timestamp as "2026-01-31 14:05 UTC" (as given when it doesn't parse)."""
+    from datetime import datetime, timezone
+
+    try:
+        moment = datetime.fromisoformat(stamp)
+    except ValueError:
+        return stamp
+    if moment.tzinfo is not None:
+        moment = moment.astimezone(timezone.utc)
+    return moment.strftime("%Y-%m-%d %H:%M") + (" UTC" if moment.tzinfo is not None else "")
+
+
+# One section per test.
+
+
+@dataclass
+class SectionView:
+    result: TestResult
+    numbers: list[tuple[str, str]]  # short figures, shown as tiles
+    lines: list[tuple[str, str]]  # longer facts, one per line
+    figure: Markup | None = None
+    caption: str = ""
+
+
+def _test_view(report: Report, result: TestResult) -> SectionView:
+    view = SectionView(result, *_facts(result))
+    if result.status == "skipped":
+        return view
+    salt = f"{report.tests.index(result)}-{result.name}"
+    if result.kind == "aggregate":
+        if result.shards:
+            view.figure = Markup(plots.shard_chart(result.shards, salt))
+            view.caption = (
+                "Per shard of consecutive questions: the log-probability of the published order minus "
+                "the mean over random reorderings of the same questions. A model that saw the benchmark "
+                "as a file prefers the published order, so its bars stand above zero. Whiskers: the "
+                "spread (standard deviation) of the reorderings."
+            )
+        return view
+    benchmark = [item for item in report.items if not item.is_control]
+    if result.kind == "unpaired":
+        ours = _values(benchmark, result.name, "score")
+        controls = _values([i for i in report.items if i.is_control], result.name, "score")
+        if ours and controls:
+            view.figure = Markup(
+                plots.score_histogram(ours, controls, result.threshold, f"{result.name} score", salt)
+            )
+            view.caption = (
+                "Scores of the benchmark questions (filled) and of the control-file questions the model "
+                "cannot have seen (grey outline, the null). Benchmark questions right of the dashed line, "
+                "the controls' 95th percentile, are flagged; about 5% would be by chance."
+            )
+        return view
+    differences = _values(benchmark, result.name, "diff")
+    if not differences:
+        return view
+    if result.kind == "self-paired":
+        label, what = f"{result.name}: guided − general", "the guided minus the general score"
+    else:
+        twins = report.control.twins_per_question
+        label = f"{result.name}: original − twin" + (f" (mean of {twins})" if twins > 1 else "")
+        what = "the original's score minus its twin's"
+    view.figure = Markup(plots.difference_histogram(differences, result.threshold, label, salt))
+    view.caption = (
+        f"Each question's difference d, {what} (filled). A model that never saw the questions has no "
+        "reason to prefer either side, so its differences are symmetric around zero and their mirror "
+        "image −d (grey outline) is the null. Questions right of the dashed line, the 95th percentile "
+        "of −d, are flagged; about 5% would be by chance."
+    )
+    return view
+
+
+def _values(items: list[ItemRecord], test: str, attribute: str) -> list[float]:
+    values = []
+    for item in items:
+        entry = item.tests.get(test)
+        value = getattr(entry, attribute) if entry is not None else None
+        if value is not None:
+            values.append(value)
+    return values
+
+
+def _facts(result: TestResult) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
+    lines = [("Calibration", _calibration(result))]
+    if result.status == "skipped":
+        return [], lines
+    numbers: list[tuple[str, str]] = []
+    if result.kind == "aggregate":
+        if result.statistic_name is not None:
+            numbers.append(("Statistic", f"{result.statistic_name} = {format_number(result.statistic)}"))
+        numbers.append(("Shards used", str(result.n)))
+        numbers.append(("Mean shard difference", format_number(result.mean_difference)))
+    else:
+        numbers.append(("Flagged", f"{result.n_flagged} of {result.n}"))
+        interval = ""
+        if result.flag_rate_ci is not None:
+            low, high = result.flag_rate_ci
+            interval = f" ({format_percent(low)}–{format_percent(high)})"
+        numbers.append(("Flag rate (95% interval)", format_percent(result.flag_rate) + interval))
+        numbers.append(("Expected by chance", format_percent(result.expected_rate)))
+    numbers.append(("p-value", format_p(result.p_value)))
+    numbers.append(("Holm-adjusted p", format_p(result.p_adjusted)))
+    if result.kind != "aggregate":
+        numbers.append(("Flag threshold", format_number(result.threshold)))
+        median_label = "Median above controls" if result.kind == "unpaired" else "Median difference"
+        numbers.append((median_label, format_number(result.median_difference)))
+        if result.permutations:
+            numbers.append(("Permutations", f"{result.permutations:,}"))
+    if result.n_unscored:
+        lines.append(("Not scored", f"{result.n_unscored}: {result.unscored_reason or 'no score'}"))
+    return numbers, lines
+
+
+def _calibration(result: TestResult) -> str:
+    if result.calibrated or "uncalibrated" in result.calibration:
+        return result.calibration
+    return f"{result.calibration} (uncalibrated)"
+
+
+def _index_meter(report: Report) -> dict[str, float]:
+    from ..stats.index import HIGH, MODERATE
+
+    value = report.index.value
+    return {"moderate": MODERATE, "high": HIGH, "value": -1.0 if value is None else value}
+
+
+# The most familiar questions.
+
+
+@dataclass
+class Comparison:
+    test: str
+    score: str
+    against_label: str
+    against: str
+    difference: str
+    flagged: bool | None
+
+
+@dataclass
+class Writing:
+    title: str
+    left_label: str
+    left: str
+    right_label: str | None
+    right: str | None
+
+
+@dataclass
+class Familiar:
+    rank: int
+    item: ItemRecord
+    original: Markup
+    twins: list[Markup]
+    flagged_by: list[str]
+    comparisons: list[Comparison] = field(default_factory=list)
+    writings: list[Writing] = field(default_factory=list)
+
+
+def familiar_questions(report: Report, count: int = FAMILIAR_COUNT) -> tuple[list[Familiar], bool]:
+    """The questions the model seems to know best, and whether any test flagged any question.
+
+    Ranked by how many calibrated tests flagged the question, then how many tests in all, then the
+    mean percentile of its difference (its score, against a control file) across the tests.
+    """
+    tests = [t for t in report.tests if t.kind != "aggregate" and t.status != "skipped"]
+    benchmark = [item for item in report.items if not item.is_control]
+    percentiles = [[0.0] * len(benchmark) for _ in tests]
+    for column, test in enumerate(tests):
+        values = [_statistic(item.tests.get(test.name), test) for item in benchmark]
+        ordered = sorted(v for v in values if v is not None)
+        for row, value in enumerate(values):
+            if value is not None and ordered:
+                middle = (bisect_left(ordered, value) + bisect_right(ordered, value)) / 2
+                percentiles[column][row] = middle / len(ordered)
+
+    def flagged_by(item: ItemRecord, calibrated_only: bool) -> list[str]:
+        return [
+            t.name
+            for t in tests
+            if (t.calibrated or not calibrated_only)
+            and (entry := item.tests.get(t.name)) is not None
+            and entry.flagged
+        ]
+
+    def key(row: int) -> tuple[int, int, float]:
+        item = benchmark[row]
+        mean_percentile = sum(p[row] for p in percentiles) / len(tests) if tests else 0.0
+        return (len(flagged_by(item, True)), len(flagged_by(item, False)), mean_percentile)
+
+    rows = sorted(range(len(benchmark)), key=key, reverse=True)[:count]
+    chosen = [
+        _familiar(report, rank, benchmark[row], tests, flagged_by(benchmark[row], False))
+        for rank, row in enumerate(rows, start=1)
+    ]
+    any_flagged = any(flagged_by(item, False) for item in benchmark)
+    return chosen, any_flagged
+
+
+def _statistic(entry: ItemTestResult | None, test: TestResult) -> float | None:
+    if entry is None:
+        return None
+    return entry.score if test.kind == "unpaired" else entry.diff
+
+
+def _familiar(
+    report: Report, rank: int, item: ItemRecord, tests: list[TestResult], flagged: list[str]
+) -> Familiar:
+    twins = [highlight_differences(item.text, twin) for twin in item.twins]
+    original = twins[0][0] if twins else Markup(escape(item.text))
+    view = Familiar(rank, item, original, [pair[1] for pair in twins], flagged)
+    for test in tests:
+        entry = item.tests.get(test.name)
+        if entry is None:
+            continue
+        if test.kind == "self-paired":
+            label, against = "general", entry.general_score
+        elif test.kind == "unpaired":
+            label, against = "controls' threshold", test.threshold
+        else:
+            several = len(entry.twin_scores) > 1
+            label, against = ("twins (mean)" if several else "twin"), entry.twin_score
+        view.comparisons.append(
+            Comparison(
+                test=test.name,
+                score=format_number(entry.score),
+                against_label=label,
+                against=format_number(against),
+                difference=format_number(entry.diff),
+                flagged=entry.flagged,
+            )
+        )
+        if test.kind == "self-paired" and (entry.generated or entry.general_generated):
+            view.writings.append(
+                Writing(
+                    f"{test.name}: completing the question's second half",
+                    "told the dataset's name",
+                    entry.generated or "",
+                    "general instruction",
+                    entry.general_generated or "",
+                )
+            )
+        elif entry.generated is not None or entry.twin_generated is not None:
+            paired = test.kind == "paired"
+            view.writings.append(
+                Writing(
+                    f"{test.name}: continuing the first half",
+                    "of the original",
+                    entry.generated or "",
+                    ("of twin 1" if len(item.twins) > 1 else "of the twin") if paired else None,
+                    (entry.twin_generated or "") if paired else None,
+                )
+            )
+    return view
+
+
+_TOKENS = re.compile(r"\d+(?:[.,]\d+)*|[^\W\d_]+|\s+|.", re.S)
+
+
+def highlight_differences(original: str, twin: str) -> tuple[Markup, Markup]:
+    """Both texts, escaped, with the parts that differ (for twins: the numbers) in ``<mark>``."""
+    left, right = _TOKENS.findall(original), _TOKENS.findall(twin)
+    matcher = difflib.SequenceMatcher(None, left, right, autojunk=False)
+    marked_left, marked_right = [], []
+    for operation, i1, i2, j1, j2 in matcher.get_opcodes():
+        marked_left.append(_span(left[i1:i2], operation != "equal"))
+        marked_right.append(_span(right[j1:j2], operation != "equal"))
+    return Markup("").join(marked_left), Markup("").join(marked_right)
+
+
+def _span(tokens: list[str], differs: bool) -> Markup:
+    text = "".join(tokens)
+    if differs and text.strip():
+        return Markup("<mark>{}</mark>").format(text)  # format() escapes the text
+    return Markup(escape(text))
+
+
+def looks_like_code(text: str) -> bool:
+    """Code keeps a monospace font, prose reads better without; line breaks are kept either way.
+
+    Indented lines are the sign (a function body, a doctest); a question's font is used for what
+    the model wrote about it too, so the two sides of a comparison look alike.
+    """
+    return bool(_INDENTED.search(text))
+
+
+_INDENTED = re.compile(r"^(?: {2,}|\t)\S", re.M)
+
+
+# Everything needed to reproduce the run.
+
+
+def reproducibility(report: Report) -> list[tuple[str, list[tuple[str, str]]]]:
+    model = report.model
+    model_rows = [
+        ("spec", model.spec),
+        ("name", model.name),
+        ("backend", model.backend),
+        ("identity", model.identity),
+        ("parameters", f"{model.num_parameters:,}" if model.num_parameters else "unknown"),
+    ]
+    shown = {label for label, _ in model_rows}
+    model_rows += sorted((k, v) for k, v in model.settings.items() if k not in shown)
+    groups: list[tuple[str, list[tuple[str, str]]]] = [("Model", model_rows)]
+    reference = report.reference
+    reference_rows = [("status", reference.status), ("requested", reference.requested)]
+    if reference.model is not None:
+        reference_rows += [("name", reference.model.name), ("identity", reference.model.identity)]
+    if reference.reason:
+        reference_rows.append(("reason", reference.reason))
+    groups.append(("Reference model", reference_rows))
+    benchmark = report.benchmark
+    groups.append(
+        (
+            "Benchmark",
+            [
+                ("spec", benchmark.spec),
+                ("name", benchmark.name),
+                ("field", benchmark.field or "–"),
+                ("source", benchmark.source),
+                ("questions", str(benchmark.n_questions)),
+                ("content hash", benchmark.content_hash),
+                ("published order", "yes" if benchmark.ordered else "no"),
+            ],
+        )
+    )
+    control = report.control
+    control_rows = [("kind", control.kind), ("description", control.description)]
+    if control.kind == "file":
+        control_rows += [
+            ("spec", control.spec or "–"),
+            ("content hash", control.content_hash or "–"),
+            ("questions", str(control.n_controls)),
+        ]
+    else:
+        control_rows.append(("twins per question", str(control.twins_per_question)))
+    groups.append(("Controls", control_rows))
+    sample = report.sample
+    sample_rows = [
+        ("seed", str(sample.seed)),
+        ("requested", str(sample.requested)),
+        ("tested", str(sample.tested)),
+        ("testable", str(sample.testable)),
+    ]
+    sample_rows += [(f"set aside: {reason}", str(n)) for reason, n in sample.set_aside.items()]
+    groups.append(("Sample", sample_rows))
+    settings = [(name.replace("_", " "), _setting(value)) for name, value in report.settings]
+    groups.append(("Settings", [*settings, ("fail on", report.verdict.fail_on)]))
+    groups.append(("Versions", [(name, version) for name, version in report.versions.items()]))
+    run = report.run
+    run_rows = [
+        ("started", run.started_at),
+        ("finished", run.finished_at),
+        ("duration", f"{run.duration_s:.1f} s"),
+        ("host", run.host),
+        ("threads", "default" if run.threads is None else str(run.threads)),
+        ("peak memory", "unknown" if run.peak_memory_mb is None else f"{run.peak_memory_mb:,.0f} MB"),
+        ("models loaded", ", ".join(run.models_loaded) or "none (all evidence from the cache)"),
+        ("cache", run.cache or "not used (--no-cache)"),
+    ]
+    for role, use in run.evidence.items():
+        run_rows.append(
+            (
+                f"evidence: {role}",
+                f"{use.requested:,} requested, {use.from_cache:,} from the cache, {use.computed:,} "
+                f"computed in {use.batches_computed:,} batches ({use.compute_seconds:.1f} s, "
+                f"{use.tokens_scored:,} tokens)"
+                + (f", {use.oom_retries} out-of-memory retries" if use.oom_retries else ""),
+            )
+        )
+    groups.append(("This run", run_rows))
+    return groups
+
+
+def _setting(value: object) -> str:
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, list):
+        return ", ".join(str(v) for v in value)
+    return str(value)

@@ -1,0 +1,180 @@
+"""Small figures for the HTML report, drawn with matplotlib and returned as inline SVG text.
+
+matplotlib is imported inside the functions (with the Agg backend) so that importing the report
+package stays light. The SVG is cleaned for inlining in one HTML file: no XML prologue, DOCTYPE or
+metadata, no namespace URLs, ids made unique per figure, and text set in the page's own font.
+Figures show only numbers and fixed labels; no benchmark text or model output is drawn.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+from collections.abc import Sequence
+from typing import Any
+
+from .model import ShardResult
+
+BENCHMARK_COLOUR = "#4f6d8f"
+NULL_COLOUR = "#6f7a85"
+THRESHOLD_COLOUR = "#a4553b"
+MUTED_COLOUR = "#c4c9cf"
+INK = "#39424c"
+
+STYLE: dict[str, Any] = {
+    "svg.fonttype": "none",  # text stays text, in the page's font
+    "text.parse_math": False,  # labels carry test names; a "$" in one is just a dollar
+    "font.family": "sans-serif",
+    "font.size": 10,
+    "text.color": INK,
+    "axes.edgecolor": MUTED_COLOUR,
+    "axes.labelcolor": INK,
+    "axes.spines.top": False,
+    "axes.spines.right": False,
+    "xtick.color": INK,
+    "ytick.color": INK,
+    "xtick.major.size": 3,
+    "ytick.major.size": 3,
+    "legend.frameon": False,
+    "figure.facecolor": "none",
+    "axes.facecolor": "none",
+}
+FIGURE_SIZE = (7.0, 2.7)
+
+
+def difference_histogram(differences: Sequence[float], threshold: float | None, label: str, salt: str) -> str:
+    """Paired differences against their mirror image (the null), with the flag threshold."""
+    import numpy as np
+
+    values = np.asarray(differences, dtype=float)
+    mirror = -values
+    bins = _bins(np.concatenate([values, mirror]), threshold)
+
+    def draw(ax: Any) -> None:
+        ax.hist(values, bins=bins, color=BENCHMARK_COLOUR, alpha=0.7, label="observed differences (d)")
+        null = "null: the mirror image (−d)"  # drawn on top, so the outline stays visible
+        ax.hist(mirror, bins=bins, histtype="step", linewidth=1.4, color=NULL_COLOUR, label=null)
+        ax.axvline(0.0, color=MUTED_COLOUR, linewidth=0.8)
+        _threshold_line(ax, threshold, "flag threshold")
+        ax.set_xlabel(label)
+
+    return _figure(draw, salt)
+
+
+def score_histogram(
+    benchmark: Sequence[float], controls: Sequence[float], threshold: float | None, label: str, salt: str
+) -> str:
+    """Benchmark scores against the control-file questions' scores (the null), with the threshold."""
+    import numpy as np
+
+    ours = np.asarray(benchmark, dtype=float)
+    theirs = np.asarray(controls, dtype=float)
+    bins = _bins(np.concatenate([ours, theirs]), threshold)
+
+    def draw(ax: Any) -> None:
+        ax.hist(ours, bins=bins, color=BENCHMARK_COLOUR, alpha=0.7, label="benchmark questions")
+        null = "null: control-file questions"
+        ax.hist(theirs, bins=bins, histtype="step", linewidth=1.4, color=NULL_COLOUR, label=null)
+        _threshold_line(ax, threshold, "flag threshold")
+        ax.set_xlabel(label)
+
+    return _figure(draw, salt)
+
+
+def shard_chart(shards: Sequence[ShardResult], salt: str) -> str:
+    """Per shard: canonical minus mean permuted log-probability, around zero."""
+
+    def draw(ax: Any) -> None:
+        positions = [shard.index + 1 for shard in shards]
+        colours = [MUTED_COLOUR if shard.truncated else BENCHMARK_COLOUR for shard in shards]
+        ax.bar(
+            positions,
+            [s.statistic for s in shards],
+            color=colours,
+            width=0.6,
+            alpha=0.85,
+            label="published order − mean of reorderings",
+        )
+        ax.errorbar(
+            positions,
+            [s.statistic for s in shards],
+            yerr=[s.permuted_std_logprob for s in shards],
+            fmt="none",
+            ecolor=NULL_COLOUR,
+            elinewidth=1,
+            capsize=2,
+        )
+        ax.axhline(0.0, color=INK, linewidth=0.8)
+        ax.set_xticks(positions)
+        ax.set_xlabel("shard (consecutive questions in published order)")
+        ax.set_ylabel("canonical − permuted\nlog-probability")
+        if any(shard.truncated for shard in shards):
+            ax.bar([], [], color=MUTED_COLOUR, label="truncated (not used)")
+        ax.errorbar([], [], yerr=[], fmt="none", ecolor=NULL_COLOUR, label="± spread of the reorderings")
+
+    return _figure(draw, salt)
+
+
+def _bins(values: Any, threshold: float | None) -> Any:
+    import numpy as np
+
+    finite = values[np.isfinite(values)]
+    if threshold is not None:
+        finite = np.append(finite, threshold)
+    if finite.size == 0:
+        return 10
+    low, high = float(finite.min()), float(finite.max())
+    if high - low < 1e-12:
+        low, high = low - 0.5, high + 0.5
+    count = int(min(40, max(10, np.sqrt(finite.size) * 2)))
+    return np.linspace(low, high, count + 1)
+
+
+def _threshold_line(ax: Any, threshold: float | None, label: str) -> None:
+    if threshold is not None:
+        ax.axvline(threshold, color=THRESHOLD_COLOUR, linestyle="--", linewidth=1.3, label=label)
+
+
+def _figure(draw: Any, salt: str) -> str:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    settings: dict[Any, Any] = {**STYLE, "svg.hashsalt": salt}  # ids stable from run to run
+    with plt.rc_context(settings):
+        figure, ax = plt.subplots(figsize=FIGURE_SIZE, layout="constrained")  # same size, same text scale
+        try:
+            draw(ax)
+            if ax.get_ylabel() == "":
+                ax.set_ylabel("questions")
+            # above the axes, so it never hides a bar
+            ax.legend(loc="lower left", bbox_to_anchor=(0, 1.0), ncol=3, fontsize=9, borderaxespad=0.3)
+            buffer = io.StringIO()
+            figure.savefig(buffer, format="svg", metadata={"Date": None})
+        finally:
+            plt.close(figure)
+    return _inline(buffer.getvalue(), salt)
+
+
+_PROLOGUE = re.compile(r"^.*?(?=<svg\b)", re.S)
+_METADATA = re.compile(r"<metadata>.*?</metadata>\s*", re.S)
+_NAMESPACES = re.compile(r'\s+xmlns(?::\w+)?="[^"]*"')
+_SIZE = re.compile(r'\s+(?:width|height)="[^"]*pt"')
+_ID = re.compile(r'\bid="([^"]+)"')
+_REFERENCE = re.compile(r'(url\(#|href="#)([^)"]+)')
+_FONT = re.compile(r"font-family:[^;\"]*")
+
+
+def _inline(svg: str, salt: str) -> str:
+    """matplotlib's SVG, made fit to sit inside an HTML page beside other figures."""
+    prefix = "fig-" + re.sub(r"[^A-Za-z0-9_-]", "-", salt)
+    svg = _PROLOGUE.sub("", svg, count=1)
+    svg = _METADATA.sub("", svg)
+    svg = _NAMESPACES.sub("", svg)  # HTML needs none; keeps the page free of URLs
+    svg = _SIZE.sub("", svg, count=2)  # scale with the page through the viewBox
+    svg = svg.replace("xlink:href=", "href=")  # SVG 2: no xlink namespace needed
+    svg = _ID.sub(lambda m: f'id="{prefix}-{m.group(1)}"', svg)
+    svg = _REFERENCE.sub(lambda m: f"{m.group(1)}{prefix}-{m.group(2)}", svg)
+    svg = _FONT.sub("font-family: inherit", svg)
+    return svg.replace("<svg ", '<svg role="img" class="figure" ', 1).strip()

@@ -1,0 +1,153 @@
+"""The per-example CSV: SPEC §8's columns, the report's numbers, and text that survives quoting."""
+
+from __future__ import annotations
+
+import csv
+import io
+from pathlib import Path
+
+import pytest
+from audits import quick_audit, write_jsonl
+
+from contamcheck.report import Report, to_csv
+
+PAIRED = ("completion", "min-k", "min-k++", "zlib")
+GUIDED_COLUMNS = [
+    "guided_score",
+    "guided_general_score",
+    "guided_diff",
+    "guided_flagged",
+    "guided_generated",
+    "guided_general_generated",
+]
+
+
+def read_rows(report: Report) -> tuple[list[str], list[dict[str, str]]]:
+    reader = csv.DictReader(io.StringIO(to_csv(report), newline=""))
+    rows = list(reader)
+    assert reader.fieldnames is not None
+    return list(reader.fieldnames), rows
+
+
+def paired_columns(test: str, twins: int) -> list[str]:
+    twin_scores = [f"{test}_twin_score"] + [f"{test}_twin{n}_score" for n in range(2, twins + 1)]
+    columns = [f"{test}_score", *twin_scores, f"{test}_diff", f"{test}_flagged"]
+    return columns + (["completion_generated"] if test == "completion" else [])
+
+
+def test_columns_with_number_twins(twin_report):
+    header, rows = read_rows(twin_report)
+    expected = ["id", "text", "twin"]
+    for test in PAIRED:
+        expected += paired_columns(test, 1)
+    assert header == expected + GUIDED_COLUMNS  # canonical-order is aggregate: no columns
+    assert len(rows) == len(twin_report.items) == twin_report.sample.tested
+
+
+def test_columns_with_two_twins_per_question(two_twin_report):
+    assert two_twin_report.control.twins_per_question == 2
+    header, rows = read_rows(two_twin_report)
+    expected = ["id", "text", "twin", "twin2"]
+    for test in PAIRED:
+        expected += paired_columns(test, 2)
+    assert header == expected + GUIDED_COLUMNS
+    for row, item in zip(rows, two_twin_report.items, strict=True):
+        assert [row["twin"], row["twin2"]] == item.twins
+        entry = item.tests["min-k"]
+        assert [float(row["min-k_twin_score"]), float(row["min-k_twin2_score"])] == entry.twin_scores
+        # the difference is against the mean of the twins, as in the JSON report
+        assert entry.diff is not None and float(row["min-k_diff"]) == entry.diff
+
+
+def test_columns_and_rows_with_a_control_file(control_report):
+    header, rows = read_rows(control_report)
+    expected = ["id", "text", "control"]
+    for test in PAIRED:
+        expected += [f"{test}_score", f"{test}_diff", f"{test}_flagged"]
+        expected += ["completion_generated"] if test == "completion" else []
+    assert header == expected + GUIDED_COLUMNS
+    n_questions, n_controls = control_report.sample.tested, control_report.control.n_controls
+    assert n_controls > 0
+    assert [row["control"] for row in rows] == ["false"] * n_questions + ["true"] * n_controls
+    controls = [item for item in control_report.items if item.is_control]
+    assert [row["text"] for row in rows[n_questions:]] == [item.text for item in controls]
+    # control questions have likelihood scores and flags (against the same threshold), no guided
+    assert all(row["min-k_score"] and row["min-k_flagged"] in ("true", "false") for row in rows[n_questions:])
+    assert all(row["guided_score"] == "" for row in rows[n_questions:])
+
+
+def as_csv_value(value: float | bool | str | None) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return value if isinstance(value, str) else repr(value)
+
+
+@pytest.mark.parametrize("fixture", ["twin_report", "control_report"])
+def test_values_match_the_json_report(fixture, request):
+    report: Report = request.getfixturevalue(fixture)
+    _, rows = read_rows(report)
+    items = {(item.is_control, item.id): item for item in report.items}
+    checked = 0
+    for row in rows:
+        item = items[(row.get("control") == "true", row["id"])]
+        assert row["text"] == item.text
+        if "twin" in row:
+            assert row["twin"] == item.twins[0]
+        for test in (t for t in report.tests if t.kind != "aggregate"):
+            entry = item.tests.get(test.name)
+            if entry is None:
+                assert row[f"{test.name}_score"] == ""
+                continue
+            assert row[f"{test.name}_score"] == as_csv_value(entry.score)
+            assert row[f"{test.name}_diff"] == as_csv_value(entry.diff)
+            assert row[f"{test.name}_flagged"] == as_csv_value(entry.flagged)
+            if test.kind == "paired":
+                assert row[f"{test.name}_twin_score"] == as_csv_value(entry.twin_score)
+            if test.kind == "self-paired":
+                assert row["guided_general_score"] == as_csv_value(entry.general_score)
+                assert row["guided_generated"] == (entry.generated or "")
+                assert row["guided_general_generated"] == (entry.general_generated or "")
+            if test.name == "completion":
+                assert row["completion_generated"] == (entry.generated or "")
+            if entry.score is not None:
+                assert float(row[f"{test.name}_score"]) == entry.score  # repr() round-trips exactly
+                checked += 1
+    assert checked > len(rows)  # most cells held numbers, not only blanks
+
+
+def test_code_with_newlines_quotes_and_commas_reads_back(hostile_report):
+    text = to_csv(hostile_report)
+    _, rows = read_rows(hostile_report)
+    assert len(rows) == len(hostile_report.items) == 40
+    for row, item in zip(rows, hostile_report.items, strict=True):
+        assert row["id"] == item.id
+        assert row["text"] == item.text and row["twin"] == item.twins[0]
+        assert row["completion_generated"] == (item.tests["completion"].generated or "")
+    code = [item.text for item in hostile_report.items if item.id.startswith("code-")]
+    assert code and all("\n" in q and '"' in q and "," in q for q in code)
+    assert text.startswith("id,text,twin,")
+
+
+def test_a_skipped_test_keeps_its_columns_empty(tmp_path: Path):
+    # Every number sits in the first half, so completion has nothing to score; the fake clean model
+    # follows no instructions, so guided is skipped after computing its overlaps.
+    rows = [
+        {
+            "question": f"A basket holds {n + 3} apples and {2 * n + 5} pears on the kitchen table this "
+            "morning. How many pieces of fruit does the basket hold altogether, counting both kinds?"
+        }
+        for n in range(24)
+    ]
+    report = quick_audit("fake:clean", write_jsonl(tmp_path / "b.jsonl", rows), limit=24)
+    statuses = {t.name: t.status for t in report.tests}
+    assert statuses["completion"] == statuses["guided"] == "skipped"
+    assert statuses["min-k"] != "skipped"
+    header, parsed = read_rows(report)
+    skipped_columns = paired_columns("completion", 1) + GUIDED_COLUMNS
+    assert set(skipped_columns) <= set(header)
+    assert all(row[column] == "" for row in parsed for column in skipped_columns)
+    assert all(row["min-k_score"] != "" for row in parsed)
+    assert [row["id"] for row in parsed] == [item.id for item in report.items]
+    assert parsed[0]["id"] == "0"  # no ids in the file: the 0-based row number

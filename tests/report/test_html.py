@@ -1,0 +1,153 @@
+"""The standalone HTML report: one self-contained file, every text escaped, a figure per test."""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from html.parser import HTMLParser
+
+import pytest
+from markupsafe import escape
+
+from contamcheck.report import Report, to_html
+from contamcheck.report.html_report import format_p, highlight_differences
+
+
+class Page(HTMLParser):
+    """Tags, ids and every attribute value of a page, as a browser's parser sees them."""
+
+    def __init__(self, html: str) -> None:
+        super().__init__(convert_charrefs=True)
+        self.tags: Counter[str] = Counter()
+        self.ids: list[str] = []
+        self.attributes: list[tuple[str, str, str]] = []
+        self.feed(html)
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.tags[tag] += 1
+        for name, value in attrs:
+            self.attributes.append((tag, name, value or ""))
+            if name == "id" and value:
+                self.ids.append(value)
+
+
+def sections(html: str) -> dict[str, str]:
+    """Each test's <article>, by test name."""
+    parts = re.split(r'<article class="test" id="test-', html)[1:]
+    return {part.split('"', 1)[0]: part.split("</article>", 1)[0] for part in parts}
+
+
+@pytest.mark.parametrize("fixture", ["twin_report", "control_report", "hostile_report"])
+def test_one_standalone_file_that_fetches_nothing(fixture, request):
+    html = to_html(request.getfixturevalue(fixture))
+    page = Page(html)
+    assert html.startswith("<!DOCTYPE html>") and page.tags["html"] == 1
+    assert page.tags["style"] >= 1 and "@media print" in html
+    assert page.tags["script"] == 0 and page.tags["link"] == 0 and page.tags["img"] == 0
+    for tag, name, value in page.attributes:
+        assert name not in ("src", "srcset", "xlink:href"), (tag, name, value)
+        if name == "href":
+            assert value.startswith("#"), (tag, value)  # links inside the page only
+    assert not re.search(r"url\(\s*['\"]?(?!#)", html)  # CSS/SVG urls point inside the page
+    assert "@import" not in html
+    # None of these reports' text has a web address, so none may appear at all (namespaces included).
+    assert "http://" not in html and "https://" not in html
+
+
+def test_ids_are_unique_and_rendering_is_deterministic(twin_report):
+    html = to_html(twin_report)
+    ids = Page(html).ids
+    assert len(ids) == len(set(ids)), [i for i, n in Counter(ids).items() if n > 1]
+    assert to_html(twin_report) == html
+
+
+def test_verdict_index_and_sections_in_order(twin_report):
+    html = to_html(twin_report)
+    verdict = twin_report.verdict
+    assert f'class="verdict verdict-{verdict.code}"' in html
+    assert verdict.label in html
+    headings = ["Evidence index", "Tests", "Most familiar questions", "Caveats and warnings"]
+    headings.append("Reproducibility")
+    positions = [html.index(f">{heading}</h2>") for heading in headings]
+    assert positions == sorted(positions) and html.index(verdict.label) < positions[0]
+    assert f"{twin_report.index.value:.2f}" in html
+    for component in twin_report.index.components:
+        assert f'href="#test-{component.test}"' in html
+
+
+def test_each_test_has_its_section_and_each_test_that_ran_a_figure(twin_report, control_report):
+    for report in (twin_report, control_report):
+        html = to_html(report)
+        by_name = sections(html)
+        assert list(by_name) == [t.name for t in report.tests]
+        for result in report.tests:
+            section = by_name[result.name]
+            assert str(escape(result.measures)) in section
+            assert (section.count("<svg") == 1) == (result.status != "skipped"), result.name
+            if result.p_adjusted is not None and result.status != "skipped":
+                assert format_p(result.p_adjusted) in section
+        assert html.count("<svg") == sum(1 for t in report.tests if t.status != "skipped")
+
+
+def test_control_file_figures_compare_with_the_controls(control_report):
+    section = sections(to_html(control_report))["min-k"]
+    assert "null: control-file questions" in section and "controls&#39; 95th percentile" in section
+
+
+def test_a_hostile_question_is_shown_as_text(hostile_report):
+    html = to_html(hostile_report)
+    assert "<script>alert" not in html and "</script>" not in html
+    assert "&lt;script&gt;alert(" in html
+    assert Page(html).tags["script"] == 0
+    # the model's own output (it memorised the questions, markup included) is escaped too
+    written = [
+        entry.general_generated
+        for item in hostile_report.items
+        for entry in item.tests.values()
+        if entry.general_generated and "</script>" in entry.general_generated
+    ]
+    assert written, "the fake model should have written some of the markup back"
+    assert any(str(escape(text)) in html for text in written)  # only the top questions are shown
+    assert not any(text in html for text in written)
+
+
+def test_familiar_questions_show_original_twin_and_what_the_model_wrote(twin_report):
+    html = to_html(twin_report)
+    familiar = html.split('id="familiar"', 1)[1].split('id="caveats"', 1)[0]
+    assert 1 <= familiar.count('class="question"') <= 10
+    assert "<mark>" in familiar and "Twin" in familiar
+    assert "continuing the first half" in familiar and "general instruction" in familiar
+    calibrated = [t.name for t in twin_report.tests if t.calibrated and t.kind != "aggregate"]
+
+    def flags(item_id: str) -> int:
+        item = next(i for i in twin_report.items if i.id == item_id)
+        return sum(bool(item.tests[name].flagged) for name in calibrated if name in item.tests)
+
+    shown = re.findall(r'<strong class="break">(.*?)</strong>', familiar)
+    assert flags(shown[0]) == max(flags(item.id) for item in twin_report.items)
+    assert [flags(i) for i in shown] == sorted((flags(i) for i in shown), reverse=True)
+
+
+def test_differing_numbers_are_marked_and_everything_escaped():
+    original, twin = highlight_differences("If <b>3</b> & 12 apples", "If <b>5</b> & 12 apples")
+    assert str(original) == "If &lt;b&gt;<mark>3</mark>&lt;/b&gt; &amp; 12 apples"
+    assert str(twin) == "If &lt;b&gt;<mark>5</mark>&lt;/b&gt; &amp; 12 apples"
+
+
+def test_reproducibility_block_carries_what_a_rerun_needs(twin_report: Report):
+    block = to_html(twin_report).split('id="reproducibility"', 1)[1]
+    for value in (
+        twin_report.model.identity,
+        twin_report.benchmark.content_hash,
+        twin_report.benchmark.source,
+        str(twin_report.settings.permutations),
+        twin_report.versions["contamcheck"],
+        twin_report.run.host,
+    ):
+        assert value in block
+
+
+def test_p_values_are_never_shown_as_zero():
+    assert format_p(1.7e-5) == "1.7 × 10⁻⁵"
+    assert format_p(0.0004) == "4.0 × 10⁻⁴"
+    assert format_p(0.0123) == "0.012" and format_p(0.5) == "0.50" and format_p(None) == "n/a"
