@@ -31,6 +31,29 @@ class ShortFormGroup(click.Group):
         )
 
 
+# --csv and --html: the same renderings after an audit and from a saved report.
+REPORT_FILE_OPTIONS = [
+    click.option(
+        "--csv",
+        "csv_file",
+        type=click.Path(dir_okay=False),
+        help="Write the per-example CSV to this file.",
+    ),
+    click.option(
+        "--html",
+        "html_file",
+        type=click.Path(dir_okay=False),
+        help="Write the standalone HTML report to this file.",
+    ),
+]
+
+
+def report_file_options(function: Callable[..., Any]) -> Callable[..., Any]:
+    for option in reversed(REPORT_FILE_OPTIONS):
+        function = option(function)
+    return function
+
+
 def audit_options(function: Callable[..., Any]) -> Callable[..., Any]:
     """The options shared by the short form and ``run``."""
     options = [
@@ -140,6 +163,7 @@ def audit_options(function: Callable[..., Any]) -> Callable[..., Any]:
             type=click.Path(dir_okay=False),
             help="Write the JSON report to this file.",
         ),
+        *REPORT_FILE_OPTIONS,
         click.option("--quiet", "-q", is_flag=True, help="No progress bars or report on the terminal."),
         click.option("--debug", is_flag=True, help="Show tracebacks for unexpected errors."),
     ]
@@ -201,6 +225,7 @@ def run_command(
 @click.argument("report_file", metavar="REPORT.json", type=click.Path(dir_okay=False))
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 @click.option("--output", "-o", type=click.Path(dir_okay=False), help="Write the JSON report to this file.")
+@report_file_options
 @click.option("--quiet", "-q", is_flag=True, help="Print nothing on the terminal.")
 @click.option("--debug", is_flag=True, help="Show tracebacks for unexpected errors.")
 def report_command(report_file: str, **options: Any) -> int:

@@ -53,19 +53,37 @@ def run_audit(model: str, benchmark: str, options: dict[str, Any]) -> int:
     from ..pipeline import audit
 
     config = config_from_options(model, benchmark, options)
-    output = io.check_writable(options["output"], "--output") if options.get("output") else None
+    options = {**options, **writable_outputs(options)}
     quiet = options["quiet"] or options["as_json"]
     console = Console(stderr=True)
     with ProgressBars(console, enabled=not quiet and console.is_terminal) as progress:
         report = audit(config, progress=progress)
-    show_report(report, {**options, "output": output})
+    show_report(report, options)
     return report.verdict.exit_code
+
+
+OUTPUT_FLAGS = {"output": "--output", "csv_file": "--csv", "html_file": "--html"}
+
+
+def writable_outputs(options: dict[str, Any]) -> dict[str, Any]:
+    """The output files, each checked before any work is done (a bad path fails in a second)."""
+    return {
+        key: io.check_writable(options[key], flag) for key, flag in OUTPUT_FLAGS.items() if options.get(key)
+    }
 
 
 def show_report(report: Report, options: dict[str, Any]) -> None:
     """Write and print a report as the output options say."""
     if options.get("output"):
         io.write_atomic(options["output"], io.to_json(report))
+    if options.get("csv_file"):
+        from ..report.csv_report import to_csv
+
+        io.write_atomic(options["csv_file"], to_csv(report))
+    if options.get("html_file"):
+        from ..report.html_report import to_html
+
+        io.write_atomic(options["html_file"], to_html(report))
     if options["as_json"]:
         sys.stdout.write(io.to_json(report))
     elif not options["quiet"]:
@@ -73,9 +91,8 @@ def show_report(report: Report, options: dict[str, Any]) -> None:
 
 
 def rerender(path: str, options: dict[str, Any]) -> int:
+    options = {**options, **writable_outputs(options)}
     report = io.read_report(path)
-    if options.get("output"):
-        io.check_writable(options["output"], "--output")
     show_report(report, options)
     return report.verdict.exit_code
 

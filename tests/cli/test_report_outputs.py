@@ -1,0 +1,91 @@
+"""--csv and --html: written after an audit in both forms, and re-rendered from a saved report."""
+
+from __future__ import annotations
+
+import csv
+import subprocess
+import sys
+from importlib import resources
+from pathlib import Path
+
+import pytest
+
+from contamcheck import pipeline
+from contamcheck.cli import main
+from contamcheck.report import read_report, to_csv, to_html
+
+SAMPLE = str(resources.files("contamcheck.benchmarks").joinpath("data/sample.jsonl"))
+CHEATER = f"fake:memorise={SAMPLE}"
+FAST = ["--permutations", "10000", "-n", "40", "--quiet"]
+
+
+def outputs(folder: Path) -> tuple[Path, Path, Path]:
+    return folder / "r.json", folder / "r.csv", folder / "r.html"
+
+
+def test_short_form_writes_json_csv_and_html_that_agree(tmp_path):
+    json_file, csv_file, html_file = outputs(tmp_path)
+    files = ["-o", str(json_file), "--csv", str(csv_file), "--html", str(html_file)]
+    code = main([CHEATER, "sample", *FAST, *files])
+    assert code == 1
+    report = read_report(json_file)
+    assert csv_file.read_bytes().decode("utf-8") == to_csv(report)
+    assert html_file.read_text(encoding="utf-8") == to_html(report)
+    with csv_file.open(newline="", encoding="utf-8") as stream:
+        assert len(list(csv.DictReader(stream))) == report.sample.tested == 40
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["r.csv", "r.html", "r.json"]  # no temporaries
+
+
+def test_long_form_takes_the_same_options(tmp_path):
+    _, csv_file, html_file = outputs(tmp_path)
+    files = ["--csv", str(csv_file), "--html", str(html_file)]
+    code = main(["run", "--model", "fake:clean", "--benchmark", "sample", *FAST, *files])
+    assert code == 0
+    assert csv_file.read_text(encoding="utf-8").startswith("id,text,twin,completion_score,")
+    assert "No evidence found" in html_file.read_text(encoding="utf-8")
+
+
+def test_report_command_renders_again_without_any_model_work(tmp_path, monkeypatch, capsys):
+    json_file, csv_file, html_file = outputs(tmp_path)
+    assert main([CHEATER, "sample", *FAST, "-o", str(json_file)]) == 1
+    monkeypatch.setattr(pipeline, "audit", lambda *a, **k: pytest.fail("report ran an audit"))
+    code = main(["report", str(json_file), "--html", str(html_file), "--csv", str(csv_file)])
+    assert code == 1  # the saved verdict's exit code
+    out = capsys.readouterr().out
+    assert "Likely contaminated" in out  # still prints the report on the terminal
+    report = read_report(json_file)
+    assert csv_file.read_bytes().decode("utf-8") == to_csv(report)
+    assert html_file.read_text(encoding="utf-8") == to_html(report)
+
+
+@pytest.mark.parametrize("flag", ["--csv", "--html"])
+def test_unwritable_outputs_fail_before_any_work(flag, tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr(pipeline, "audit", lambda *a, **k: pytest.fail("audit ran"))
+    missing = str(tmp_path / "no" / "out")
+    code = main(["fake:clean", "sample", flag, missing])
+    err = capsys.readouterr().err
+    assert code == 2 and flag in err and "does not exist" in err
+    code = main(["fake:clean", "sample", flag, str(tmp_path)])
+    err = capsys.readouterr().err
+    assert code == 2 and flag in err and "is a directory" in err  # click's own check
+    # the report command checks before it reads the report, too
+    code = main(["report", str(tmp_path / "absent.json"), flag, missing])
+    assert code == 2 and "does not exist" in capsys.readouterr().err
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("command", [["fake:clean", "sample"], ["run"], ["report"]])
+def test_help_lists_the_options(command, capsys):
+    assert main([*command, "--help"]) == 0
+    out = capsys.readouterr().out
+    assert "--csv" in out and "--html" in out
+
+
+def test_help_stays_free_of_the_renderers_heavy_imports():
+    code = (
+        "import sys; from contamcheck.cli import main; rc = main(['--help']); "
+        "heavy = [m for m in ('matplotlib', 'jinja2') if m in sys.modules]; "
+        "assert not heavy, heavy; sys.exit(rc)"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
