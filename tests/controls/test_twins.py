@@ -459,3 +459,20 @@ def test_property_twins_of_generated_sentences(sentence: str, seed: int) -> None
         assert_same_shape(old, new)
     # Injective: at most four numbers, so even one-digit integers (2..9) have room.
     assert len(set(mapping.values())) == len(mapping)
+
+
+def test_round_numbers_stay_round_and_clock_times_stay_valid():
+    from contamcheck.controls import NumberPool, make_twins
+
+    text = "The trip of 150,000,000 km took 40 hours and cost $4.50, leaving at 06:00 and arriving at 18:30 sharp."
+    pool = NumberPool([text, "It cost $2.75 and took 35 hours over 7,000 km."])
+    for seed in range(20):
+        (twin,) = make_twins(text, pool, seed)
+        assert "06:00" in twin and "18:30" in twin
+        words = twin.split()
+        distance = words[words.index("km") - 1]
+        assert distance.endswith(",000,000") and distance != "150,000,000"
+        hours = words[words.index("hours") - 1]
+        assert hours.endswith("0") and len(hours) == 2
+        price = next(w for w in words if w.startswith("$")).rstrip(",")
+        assert price.endswith("0") and len(price) == len("$4.50")

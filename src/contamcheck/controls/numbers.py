@@ -15,10 +15,10 @@ from decimal import Decimal, InvalidOperation
 # Leading digits with comma groups (1,000) or plain digits, then an optional decimal part.
 # The look-arounds keep identifiers, dotted chains and literals like 0x1F, 1e5 or 1_000 out.
 NUMBER = re.compile(
-    r"(?<![\w.])"  # not glued to a word, an identifier or a preceding dot
+    r"(?<![\w.])(?<!\d:)"  # not glued to a word, an identifier, a preceding dot, or a clock "6:"
     r"(?:\d{1,3}(?:,\d{3})+|\d+)"
     r"(?:\.\d+)?"
-    r"(?![\w]|\.\d|,\d{3}(?!\d))"  # not followed by letters, more dotted digits, or another group
+    r"(?![\w]|\.\d|,\d{3}(?!\d)|:\d)"  # not followed by letters, dotted digits, a group, or ":30"
 )
 
 
@@ -30,6 +30,7 @@ class NumberShape:
     decimals: int
     grouped: bool  # written with thousands separators
     year_like: bool  # a plain four-digit integer between 1900 and 2099
+    trailing_zeros: int = 0  # round numbers stay round: 80,000 -> 50,000, $4.50 -> $2.50
 
     @classmethod
     def of(cls, literal: str) -> NumberShape:
@@ -37,7 +38,12 @@ class NumberShape:
         digits = integer.replace(",", "")
         grouped = "," in integer
         year_like = not fraction and not grouped and len(digits) == 4 and 1900 <= int(digits) <= 2099
-        return cls(0 if digits == "0" else len(digits), len(fraction), grouped, year_like)
+        significant = fraction if fraction else digits
+        zeros = len(significant) - len(significant.rstrip("0"))
+        zeros = min(zeros, len(significant) - 1) if not fraction else zeros
+        return cls(
+            0 if digits == "0" else len(digits), len(fraction), grouped, year_like, 0 if year_like else zeros
+        )
 
     def format(self, value: Decimal) -> str:
         """``value`` written in this shape (decimals and thousands separators)."""

@@ -28,7 +28,7 @@ from itertools import accumulate
 
 from .numbers import NUMBER, NumberShape, is_changeable, normalise
 
-ShapeKey = tuple[int, int, bool]  # integer digits, decimals, year-like
+ShapeKey = tuple[int, int, bool, int]  # integer digits, decimals, year-like, trailing zeros
 MAX_ATTEMPTS = 8
 
 
@@ -69,26 +69,43 @@ class NumberPool:
 
 
 def _key(shape: NumberShape) -> ShapeKey:
-    return shape.integer_digits, shape.decimals, shape.year_like
+    return shape.integer_digits, shape.decimals, shape.year_like, shape.trailing_zeros
 
 
 def _synthesise(shape: NumberShape, exclude: set[Decimal], rng: random.Random) -> Decimal | None:
     """A fresh number of the same shape, for shapes the benchmark uses too rarely."""
     for _ in range(100):
         if shape.year_like:
-            integer = rng.randint(1900, 2099)
+            integer = str(rng.randint(1900, 2099))
         elif shape.integer_digits == 0:
-            integer = 0
+            integer = "0"
         else:
-            low = 2 if shape.integer_digits == 1 else 10 ** (shape.integer_digits - 1)
-            integer = rng.randint(low, 10**shape.integer_digits - 1)
-            if shape.integer_digits == 4 and 1900 <= integer <= 2099:
+            zeros = 0 if shape.decimals else shape.trailing_zeros
+            integer = _digits(
+                shape.integer_digits - zeros, rng, first_min=2 if shape.integer_digits == 1 else 1
+            )
+            integer += "0" * zeros
+            if shape.integer_digits == 4 and not shape.decimals and 1900 <= int(integer) <= 2099:
                 continue  # a plain number must not turn into a year
-        fraction = "".join(str(rng.randint(0, 9)) for _ in range(shape.decimals))
-        value = Decimal(f"{integer}.{fraction}" if fraction else str(integer))
+        fraction = ""
+        if shape.decimals:
+            fraction = (
+                _digits(shape.decimals - shape.trailing_zeros, rng, first_min=0) + "0" * shape.trailing_zeros
+            )
+        value = Decimal(f"{integer}.{fraction}" if fraction else integer)
         if value and value not in exclude:
             return value
     return None
+
+
+def _digits(count: int, rng: random.Random, first_min: int) -> str:
+    """``count`` random digits, the first at least ``first_min``, the last not zero (round stays exact)."""
+    if count <= 0:
+        return ""
+    if count == 1:
+        return str(rng.randint(max(first_min, 1), 9))
+    middle = "".join(str(rng.randint(0, 9)) for _ in range(count - 2))
+    return str(rng.randint(first_min, 9)) + middle + str(rng.randint(1, 9))
 
 
 def is_python_source(text: str) -> bool:

@@ -160,6 +160,12 @@ def run_per_text(
     for item_id, flagged in zip(used_ids, outcome.flags, strict=True):
         items[item_id].tests[test.name].flagged = bool(flagged)
     if not controls.paired:
+        # Unpaired, a question's difference is its score against the controls' median.
+        centre = float(np.median(control_values))
+        for item_record in [*items.values(), *control_records.values()]:
+            scored = item_record.tests.get(test.name)
+            if scored is not None and scored.score is not None:
+                scored.diff = scored.score - centre
         for control_record in control_records.values():
             entry = control_record.tests[test.name]
             entry.flagged = None if entry.score is None else entry.score > outcome.threshold

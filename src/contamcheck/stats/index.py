@@ -113,6 +113,14 @@ def evidence_index(results: Sequence[Contributor], verdict: str) -> Index:
         )
     value = sum(c.weight * c.strength for c in components if c.contributes)
     explanation = "Weighted strength of the calibrated tests that ran."
+    unheard = [
+        c.test for c in components if not c.contributes and c.reason == "uncalibrated" and c.strength > 0
+    ]
+    if unheard:
+        explanation += (
+            f" {', '.join(unheard)} found more than chance but, uncalibrated, do not count here: "
+            "add a reference model or a control file to weigh them."
+        )
     if verdict == "likely" and value < MODERATE:
         value = MODERATE
         explanation += (
