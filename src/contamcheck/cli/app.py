@@ -182,6 +182,7 @@ def cli() -> None:
     contamcheck run --model M --benchmark B   the same, long form
     contamcheck report REPORT.json            render a saved report again (no model work)
     contamcheck cache info|clear              the evidence cache
+    contamcheck serve [--port 8000]           the same audit in a browser (loopback only)
     contamcheck benchmarks                    list built-in benchmarks and tests
 
     MODEL is a Hugging Face Hub id, a local model folder or a .gguf file. BENCHMARK is a built-in
@@ -265,6 +266,36 @@ def benchmarks_command() -> int:
 
     print_listing()
     return 0
+
+
+@cli.command("serve")
+@click.option(
+    "--host",
+    default="127.0.0.1",
+    show_default=True,
+    help="Loopback address to listen on (127.0.0.1, ::1 or localhost); any other is refused.",
+)
+@click.option(
+    "--port", type=click.IntRange(0, 65535), default=8000, show_default=True, help="Port (0: any free one)."
+)
+@click.option(
+    "--data",
+    type=click.Path(file_okay=False),
+    help="Folder for past audits and uploads (default: the user data folder, …/contamcheck/web).",
+)
+@click.option(
+    "--max-upload-mb",
+    type=click.FloatRange(min=0, min_open=True),
+    default=25,
+    show_default=True,
+    help="Largest question file that may be uploaded.",
+)
+@click.option("--debug", is_flag=True, help="Show tracebacks for unexpected errors.")
+def serve_command(host: str, port: int, data: str | None, max_upload_mb: float, debug: bool) -> int:
+    """The same audit in a browser, served on this machine only (loopback)."""
+    from ..web import serve
+
+    return guarded(debug)(lambda: serve(host, port, data, max_upload_mb))
 
 
 def _one_of(positional: str | None, option: str | None, name: str, flag: str) -> str:

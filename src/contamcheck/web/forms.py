@@ -1,0 +1,187 @@
+"""The audit form: what it holds, and how it becomes an :class:`~contamcheck.config.AuditConfig`.
+
+Every field maps to a CLI flag (docs/WEB_UI.md has the table), so an error message that names a flag
+names the form field labelled with it. Uploaded files are checked (extension, size) and stored
+under generated names by the :class:`~contamcheck.web.jobs.JobStore`; a path typed into the form is
+only ever read, by the audit, as it would be from the command line.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..benchmarks import BUILTINS
+from ..config import DEFAULT_ALPHA, DEFAULT_K, DEFAULT_LIMIT, AuditConfig
+from ..errors import InputError
+from ..methods import TESTS
+
+UPLOAD_SUFFIXES = (".jsonl", ".json", ".csv", ".txt")
+DEFAULT_MODEL_SUGGESTIONS = ("pkg:smollm2-135m-instruct",)
+
+
+@dataclass
+class Upload:
+    """A file sent with the form: its name as the browser gave it, and its bytes."""
+
+    filename: str
+    data: bytes
+
+
+@dataclass
+class FormValues:
+    """What the person typed, kept as text to refill the form after an error."""
+
+    model: str = ""
+    benchmark: str = "sample"  # a built-in name (the select)
+    benchmark_path: str = ""  # or a file path / hf: spec typed in
+    field: str = ""
+    reference: str = "auto"
+    tests: list[str] = dataclasses.field(default_factory=TESTS.names)
+    limit: str = str(DEFAULT_LIMIT)
+    seed: str = "0"
+    quick: bool = False
+    no_order: bool = False
+    alpha: str = str(DEFAULT_ALPHA)
+    k: str = str(DEFAULT_K)
+    permutations: str = ""
+    twins: str = "1"
+    threads: str = ""
+
+    @classmethod
+    def from_form(cls, form: Mapping[str, str], tests: list[str]) -> FormValues:
+        def text(name: str, default: str = "") -> str:
+            value = form.get(name)
+            return value.strip() if isinstance(value, str) else default
+
+        return cls(
+            model=text("model"),
+            benchmark=text("benchmark", "sample"),
+            benchmark_path=text("benchmark_path"),
+            field=text("field"),
+            reference=text("reference") or "auto",
+            tests=tests,
+            limit=text("limit"),
+            seed=text("seed"),
+            quick=bool(text("quick")),
+            no_order=bool(text("no_order")),
+            alpha=text("alpha"),
+            k=text("k"),
+            permutations=text("permutations"),
+            twins=text("twins"),
+            threads=text("threads"),
+        )
+
+    @classmethod
+    def from_config(cls, config: AuditConfig, benchmark_label: str) -> FormValues:
+        """The form as it was for a stored job (an uploaded file has to be chosen again)."""
+        builtin = config.benchmark in BUILTINS
+        return cls(
+            model=config.model,
+            benchmark=config.benchmark if builtin else "sample",
+            benchmark_path="" if builtin or benchmark_label != config.benchmark else config.benchmark,
+            field=config.field or "",
+            reference=config.reference,
+            tests=list(config.tests) if config.tests else TESTS.names(),
+            limit=str(config.limit),
+            seed=str(config.seed),
+            quick=config.quick,
+            no_order=not config.ordered,
+            alpha=str(config.alpha),
+            k=str(config.k),
+            permutations="" if config.permutations is None else str(config.permutations),
+            twins=str(config.twins),
+            threads="" if config.threads is None else str(config.threads),
+        )
+
+
+@dataclass
+class Submission:
+    config: AuditConfig
+    benchmark_label: str
+    control_label: str | None
+    uploads: list[str]
+
+
+def check_upload(upload: Upload, what: str, max_bytes: int) -> tuple[str, str]:
+    """The stored stem and suffix for an upload, or :class:`InputError` (size, extension, empty)."""
+    name = Path(upload.filename.replace("\\", "/")).name  # browsers may send a path
+    suffix = "".join(Path(name).suffixes[-1:]).lower()
+    if suffix not in UPLOAD_SUFFIXES:
+        raise InputError(
+            f"{what}: {name!r} is not a question file; upload a {', '.join(UPLOAD_SUFFIXES)} file."
+        )
+    if len(upload.data) > max_bytes:
+        raise InputError(f"{what}: {name!r} is larger than the limit of {max_bytes / 2**20:g} MB.")
+    if not upload.data.strip():
+        raise InputError(f"{what}: {name!r} is empty.")
+    stem = re.sub(r"[^A-Za-z0-9._-]+", "_", name[: -len(suffix)]).strip("._-")[:80] or "upload"
+    return stem, suffix
+
+
+def build_config(
+    values: FormValues,
+    benchmark_spec: str,
+    control_spec: str | None,
+) -> AuditConfig:
+    """The audit the form asks for. Numbers are checked here; everything else by AuditConfig."""
+    all_tests = TESTS.names()
+    chosen = [name for name in values.tests if name]
+    for name in chosen:
+        TESTS.get(name)  # an unknown name fails here, with a suggestion
+    if not chosen:
+        raise InputError("Tests (--tests): tick at least one test.")
+    return AuditConfig(
+        model=values.model,
+        benchmark=benchmark_spec,
+        field=values.field or None,
+        limit=_int(values.limit, "Questions (-n/--limit)", DEFAULT_LIMIT),
+        seed=_int(values.seed, "Seed (--seed)", 0),
+        control=control_spec,
+        reference=values.reference or "auto",
+        tests=None if set(chosen) == set(all_tests) else chosen,  # all ticked: the CLI's default
+        quick=values.quick,
+        k=_float(values.k, "Min-K fraction (-k)", DEFAULT_K),
+        alpha=_float(values.alpha, "Alpha (--alpha)", DEFAULT_ALPHA),
+        permutations=_optional_int(values.permutations, "Permutations (--permutations)"),
+        twins=_int(values.twins, "Twins per question (--twins)", 1),
+        threads=_optional_int(values.threads, "Threads (--threads)"),
+        ordered=not values.no_order,
+        trust_remote_code=False,  # never from the browser: a repository's code would run here
+    )
+
+
+def _int(text: str, label: str, default: int) -> int:
+    if not text:
+        return default
+    try:
+        return int(text)
+    except ValueError:
+        raise InputError(f"{label} must be a whole number (got {text!r}).") from None
+
+
+def _float(text: str, label: str, default: float) -> float:
+    if not text:
+        return default
+    try:
+        return float(text)
+    except ValueError:
+        raise InputError(f"{label} must be a number, e.g. {default} (got {text!r}).") from None
+
+
+def _optional_int(text: str, label: str) -> int | None:
+    return _int(text, label, 0) if text else None
+
+
+def check_model(model: str) -> None:
+    """Fail early on an empty model, or a typed local path that does not exist."""
+    if not model:
+        raise InputError(
+            "Model: give a Hugging Face Hub id, a local model folder or .gguf file, or pkg:NAME."
+        )
+    looks_local = model.startswith(("/", "./", "../", "~")) or model.endswith(".gguf")
+    if looks_local and not Path(model).expanduser().exists():
+        raise InputError(f"Model: {model!r} does not exist on this machine. Check the path.")

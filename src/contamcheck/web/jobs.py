@@ -1,0 +1,392 @@
+"""Audits as jobs: stored under the data folder, run one at a time by a worker thread.
+
+Layout of the data folder (every file written atomically)::
+
+    jobs/<id>/job.json      the job: its config, status, timestamps, stages, verdict summary
+    jobs/<id>/report.json   the report (``to_json``), once the audit finished
+    uploads/<random>/<name> uploaded question files (the name is the upload's, reduced to [A-Za-z0-9._-])
+
+A job id is ``YYYYMMDD-HHMMSS-<8 hex>`` (sortable, checked by :data:`JOB_ID` before any path is
+built from it). A job found "running" or "queued" when the server starts was cut off by a stop or a
+crash: it is shown as interrupted and can be run again, resuming from the evidence cache.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import secrets
+import shutil
+import threading
+import time
+from collections import deque
+from collections.abc import Callable
+from dataclasses import asdict
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from ..config import AuditConfig
+from ..errors import ContamcheckError
+from ..report.io import write_atomic
+
+if TYPE_CHECKING:
+    from ..report.model import Report
+
+log = logging.getLogger("contamcheck.web")
+
+JOB_ID = re.compile(r"^[0-9]{8}-[0-9]{6}-[0-9a-f]{8}$")
+UPLOAD_NAME = re.compile(r"^[0-9a-f]{32}/[A-Za-z0-9][A-Za-z0-9._-]{0,100}$")
+Status = Literal["queued", "running", "done", "failed", "cancelled", "interrupted"]
+FINISHED: frozenset[str] = frozenset({"done", "failed", "cancelled", "interrupted"})
+JOB_SCHEMA = 1
+
+AuditFunction = Callable[[AuditConfig, Callable[[str, int, int], None]], "Report"]
+
+
+def now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+
+class Stage(BaseModel):
+    """One progress bar: a label from the pipeline's progress callback, done of total (0: unknown)."""
+
+    label: str
+    done: int = 0
+    total: int = 0
+    seconds: float = 0.0  # since the stage started
+
+
+class JobRecord(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+    schema_version: int = JOB_SCHEMA
+    id: str
+    status: Status = "queued"
+    created_at: str
+    started_at: str | None = None
+    finished_at: str | None = None
+    config: dict[str, Any]
+    benchmark_label: str = Field(description="the built-in name, the typed spec, or the uploaded file's name")
+    control_label: str | None = None
+    uploads: list[str] = Field(default_factory=list, description="files under uploads/ this job reads")
+    message: str | None = None  # why it failed, was cancelled or interrupted
+    rerun_of: str | None = None
+    stages: list[Stage] = Field(default_factory=list)
+    verdict_code: str | None = None
+    verdict_label: str | None = None
+    index_value: float | None = None
+    index_band: str | None = None
+
+    @property
+    def finished(self) -> bool:
+        return self.status in FINISHED
+
+    def audit_config(self) -> AuditConfig:
+        """The stored config, validated again; the web UI never runs a repository's own code."""
+        return AuditConfig(**{**self.config, "trust_remote_code": False})
+
+
+class JobStore:
+    """The jobs of one data folder, in memory and on disk; safe to use from several threads."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.jobs_dir = root / "jobs"
+        self.uploads_dir = root / "uploads"
+        self.jobs_dir.mkdir(parents=True, exist_ok=True)
+        self.uploads_dir.mkdir(parents=True, exist_ok=True)
+        self._lock = threading.RLock()
+        self._jobs: dict[str, JobRecord] = {}
+        self._stage_clock: dict[tuple[str, str], float] = {}
+        self._load()
+
+    def _load(self) -> None:
+        for folder in sorted(self.jobs_dir.iterdir()):
+            path = folder / "job.json"
+            if not JOB_ID.match(folder.name) or not path.is_file():
+                continue
+            try:
+                record = JobRecord.model_validate_json(path.read_text(encoding="utf-8"))
+            except (OSError, ValueError, ValidationError) as exc:
+                log.warning("skipping unreadable job %s: %s", folder.name, exc)
+                continue
+            if record.id != folder.name:
+                continue
+            try:
+                record.audit_config()
+            except (ContamcheckError, TypeError) as exc:  # edited by hand, or from another version
+                log.warning("skipping job %s: its settings are not valid here: %s", folder.name, exc)
+                continue
+            if record.status in ("queued", "running"):
+                was = "running" if record.status == "running" else "waiting in the queue"
+                record.status = "interrupted"
+                record.message = (
+                    f"The server stopped while this audit was {was}. Evidence computed so far is kept "
+                    "in the cache: run it again to resume."
+                )
+                record.finished_at = record.finished_at or now()
+                self._save(record)
+            self._jobs[record.id] = record
+
+    # Reading.
+
+    def get(self, job_id: str) -> JobRecord | None:
+        if not JOB_ID.match(job_id):
+            return None
+        with self._lock:
+            record = self._jobs.get(job_id)
+            return record.model_copy(deep=True) if record is not None else None
+
+    def all(self) -> list[JobRecord]:
+        with self._lock:
+            records = [r.model_copy(deep=True) for r in self._jobs.values()]
+        return sorted(records, key=lambda r: (r.created_at, r.id), reverse=True)
+
+    def report_path(self, job_id: str) -> Path | None:
+        """The saved report of a finished job, looked up by its (checked) id."""
+        record = self.get(job_id)
+        if record is None or record.status != "done":
+            return None
+        path = self.jobs_dir / record.id / "report.json"
+        return path if path.is_file() else None
+
+    def read_report(self, job_id: str) -> Report | None:
+        from ..report.io import read_report
+
+        path = self.report_path(job_id)
+        return read_report(path) if path is not None else None
+
+    # Writing.
+
+    def create(
+        self,
+        config: AuditConfig,
+        benchmark_label: str,
+        control_label: str | None = None,
+        uploads: list[str] | None = None,
+        rerun_of: str | None = None,
+    ) -> JobRecord:
+        stored = asdict(config)
+        stored["trust_remote_code"] = False
+        with self._lock:
+            job_id = f"{time.strftime('%Y%m%d-%H%M%S', time.gmtime())}-{secrets.token_hex(4)}"
+            record = JobRecord(
+                id=job_id,
+                created_at=now(),
+                config=stored,
+                benchmark_label=benchmark_label,
+                control_label=control_label,
+                uploads=list(uploads or []),
+                rerun_of=rerun_of,
+            )
+            (self.jobs_dir / job_id).mkdir()
+            self._jobs[job_id] = record
+            self._save(record)
+            return record.model_copy(deep=True)
+
+    def update(self, job_id: str, **changes: Any) -> JobRecord:
+        with self._lock:
+            record = self._jobs[job_id].model_copy(update=changes)
+            self._jobs[job_id] = record
+            self._save(record)
+            return record.model_copy(deep=True)
+
+    def progress(self, job_id: str, label: str, done: int, total: int) -> None:
+        """Record a progress call in memory (saved with the job's next status change)."""
+        with self._lock:
+            record = self._jobs[job_id]
+            started = self._stage_clock.setdefault((job_id, label), time.monotonic())
+            seconds = round(time.monotonic() - started, 1)
+            for stage in record.stages:
+                if stage.label == label:
+                    stage.done, stage.total, stage.seconds = done, total, seconds
+                    return
+            stage = Stage(label=label, done=done, total=total, seconds=seconds)
+            # A stage that starts while the last one has done nothing yet is what it waits for
+            # (the model loads at the first batch that isn't cached): list it first.
+            last = record.stages[-1] if record.stages else None
+            if last is not None and last.done == 0 and last.total > 0:
+                record.stages.insert(len(record.stages) - 1, stage)
+            else:
+                record.stages.append(stage)
+
+    def save_report(self, job_id: str, report: Report) -> None:
+        from ..report.io import to_json
+
+        write_atomic(self.jobs_dir / job_id / "report.json", to_json(report))
+
+    def delete(self, job_id: str) -> bool:
+        with self._lock:
+            record = self._jobs.pop(job_id, None)
+            if record is None:
+                return False
+            shutil.rmtree(self.jobs_dir / record.id, ignore_errors=True)
+            still_used = {u for r in self._jobs.values() for u in r.uploads}
+            for upload in record.uploads:
+                if upload not in still_used and UPLOAD_NAME.match(upload):
+                    shutil.rmtree(self.uploads_dir / upload.split("/")[0], ignore_errors=True)
+            return True
+
+    def save_upload(self, data: bytes, stem: str, suffix: str) -> tuple[Path, str]:
+        """Store an upload under a random folder; returns its path and its name under uploads/."""
+        folder = secrets.token_hex(16)
+        name = f"{folder}/{stem}{suffix}"
+        if not UPLOAD_NAME.match(name):
+            raise ValueError(f"unsafe upload name {name!r}")
+        (self.uploads_dir / folder).mkdir()
+        path = self.uploads_dir / name
+        path.write_bytes(data)
+        return path, name
+
+    def remove_upload(self, name: str) -> None:
+        if UPLOAD_NAME.match(name):
+            shutil.rmtree(self.uploads_dir / name.split("/")[0], ignore_errors=True)
+
+    def _save(self, record: JobRecord) -> None:
+        write_atomic(self.jobs_dir / record.id / "job.json", record.model_dump_json(indent=2) + "\n")
+
+
+class _JobStopped(Exception):
+    """Raised from the progress callback to stop an audit at its next batch (private)."""
+
+    def __init__(self, why: Literal["cancelled", "shutdown"]) -> None:
+        super().__init__(why)
+        self.why = why
+
+
+def run_pipeline(config: AuditConfig, progress: Callable[[str, int, int], None]) -> Report:
+    from .. import pipeline  # looked up at call time, so tests can stand in for it
+
+    return pipeline.audit(config, progress=progress)
+
+
+class JobRunner:
+    """One worker thread: runs queued jobs in order, one at a time; cancels at the next batch."""
+
+    def __init__(self, store: JobStore, audit: AuditFunction | None = None) -> None:
+        self.store = store
+        self.audit = audit or run_pipeline
+        self._queue: deque[str] = deque()
+        self._condition = threading.Condition()
+        self._cancelled: set[str] = set()
+        self._current: str | None = None
+        self._stopping = False
+        self._thread: threading.Thread | None = None
+
+    def start(self) -> None:
+        self._thread = threading.Thread(target=self._loop, name="contamcheck-audits", daemon=True)
+        self._thread.start()
+
+    def stop(self, timeout: float = 10.0) -> None:
+        """Stop after the running audit's current batch; what is queued is marked interrupted."""
+        with self._condition:
+            self._stopping = True
+            waiting = list(self._queue)
+            self._queue.clear()
+            self._condition.notify_all()
+        for job_id in waiting:
+            self.store.update(
+                job_id,
+                status="interrupted",
+                finished_at=now(),
+                message="The server stopped before this audit started. Run it again.",
+            )
+        if self._thread is not None:
+            self._thread.join(timeout)
+
+    def submit(self, job_id: str) -> None:
+        with self._condition:
+            self._queue.append(job_id)
+            self._condition.notify_all()
+
+    def queue_position(self, job_id: str) -> int | None:
+        """1 when the job is next, 2 when one other waits before it …; None when not waiting."""
+        with self._condition:
+            return self._queue.index(job_id) + 1 if job_id in self._queue else None
+
+    @property
+    def current(self) -> str | None:
+        return self._current
+
+    def cancel(self, job_id: str) -> bool:
+        """Cancel a waiting job now, or the running one at its next batch. False if neither."""
+        with self._condition:
+            if job_id in self._queue:
+                self._queue.remove(job_id)
+                self.store.update(
+                    job_id, status="cancelled", finished_at=now(), message="Cancelled before it started."
+                )
+                return True
+            if job_id == self._current:
+                self._cancelled.add(job_id)
+                return True
+        return False
+
+    def cancelling(self, job_id: str) -> bool:
+        return job_id in self._cancelled
+
+    def _loop(self) -> None:
+        while True:
+            with self._condition:
+                while not self._queue and not self._stopping:
+                    self._condition.wait()
+                if self._stopping:
+                    return
+                job_id = self._queue.popleft()
+                self._current = job_id
+            try:
+                self._run(job_id)
+            except Exception:  # never let one job kill the worker
+                log.exception("job %s", job_id)
+            finally:
+                with self._condition:
+                    self._current = None
+                    self._cancelled.discard(job_id)
+
+    def _run(self, job_id: str) -> None:
+        record = self.store.update(job_id, status="running", started_at=now(), stages=[], message=None)
+
+        def progress(label: str, done: int, total: int) -> None:
+            self.store.progress(job_id, label, done, total)
+            if job_id in self._cancelled:
+                raise _JobStopped("cancelled")
+            if self._stopping:
+                raise _JobStopped("shutdown")
+
+        changes: dict[str, Any]
+        try:
+            report = self.audit(record.audit_config(), progress)
+        except _JobStopped as stop:
+            kept = "Evidence computed so far is kept in the cache: run it again to resume."
+            if stop.why == "cancelled":
+                changes = {"status": "cancelled", "message": f"Cancelled. {kept}"}
+            else:
+                changes = {
+                    "status": "interrupted",
+                    "message": f"The server stopped during this audit. {kept}",
+                }
+        except ContamcheckError as exc:
+            changes = {"status": "failed", "message": str(exc)}
+        except Exception as exc:
+            log.exception("audit %s failed", job_id)
+            detail = str(exc).splitlines()[0] if str(exc) else ""
+            changes = {
+                "status": "failed",
+                "message": f"Internal error ({type(exc).__name__}: {detail}). This is a bug; the server's "
+                "log has the traceback.",
+            }
+        else:
+            self.store.save_report(job_id, report)
+            changes = {
+                "status": "done",
+                "verdict_code": report.verdict.code,
+                "verdict_label": report.verdict.label,
+                "index_value": report.index.value,
+                "index_band": report.index.band,
+            }
+        current = self.store.get(job_id)
+        stages = current.stages if current is not None else []
+        self.store.update(job_id, finished_at=now(), stages=stages, **changes)

@@ -1,0 +1,62 @@
+"""``contamcheck serve``: bind a loopback socket, print the address, run uvicorn until Ctrl-C."""
+
+from __future__ import annotations
+
+import socket
+from pathlib import Path
+
+import click
+
+from ..errors import ContamcheckError, InputError
+from .security import loopback_bind_address
+
+
+def default_data_dir() -> Path:
+    import platformdirs
+
+    return Path(platformdirs.user_data_dir("contamcheck")) / "web"
+
+
+def serve(host: str, port: int, data: str | None, max_upload_mb: float) -> int:
+    """Serve the web UI on ``host:port`` (loopback only; port 0 picks a free one) until stopped."""
+    address = loopback_bind_address(host)  # refuses anything else before any import below
+    try:
+        import uvicorn
+
+        from .app import create_app
+    except ImportError as exc:
+        raise ContamcheckError(
+            f"contamcheck serve needs the web extra ({exc.name} is missing): pip install 'contamcheck[web]'"
+        ) from None
+    folder = Path(data).expanduser() if data else default_data_dir()
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise InputError(f"--data {str(folder)!r} can't be created: {exc.strerror}.") from None
+
+    listener = _listen(address, port)
+    bound_port = listener.getsockname()[1]
+    shown = f"[{address}]" if ":" in address else address
+    app = create_app(folder, max_upload_bytes=int(max_upload_mb * 2**20), bind_host=address)
+    click.echo(f"contamcheck web UI: http://{shown}:{bound_port}/  (data: {folder}; Ctrl-C stops it)")
+    config = uvicorn.Config(
+        app, log_level="warning", access_log=False, proxy_headers=False, server_header=False, lifespan="on"
+    )
+    uvicorn.Server(config).run(sockets=[listener])
+    return 0
+
+
+def _listen(address: str, port: int) -> socket.socket:
+    family = socket.AF_INET6 if ":" in address else socket.AF_INET
+    listener = socket.socket(family, socket.SOCK_STREAM)
+    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        listener.bind((address, port))
+    except OSError as exc:
+        listener.close()
+        raise InputError(
+            f"--port {port}: can't listen on {address} ({exc.strerror}). Pick another port, e.g. --port 0 "
+            "for any free one."
+        ) from None
+    listener.listen(128)  # connections wait in the backlog until uvicorn accepts them
+    return listener

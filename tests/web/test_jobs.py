@@ -1,0 +1,293 @@
+"""Jobs: from the form to the reports, one at a time, cancelled, resumed, kept across restarts."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from pathlib import Path
+
+import pytest
+from webhelpers import (
+    CHEATER,
+    SAMPLE,
+    csrf_token,
+    post_form,
+    start_job,
+    status,
+    stop,
+    submit,
+    wait_for,
+    wait_until,
+)
+
+from contamcheck import pipeline
+from contamcheck.cli import main
+from contamcheck.report import read_report
+
+SLOW = f"{CHEATER}:delay=0.3"  # a pause per batch of model work
+
+
+def without_run(report: dict) -> dict:
+    return {key: value for key, value in report.items() if key != "run"}
+
+
+def test_an_audit_goes_from_the_form_to_the_same_report_as_the_cli(client, capsys):
+    job_id = start_job(client)
+    page = client.get(f"/jobs/{job_id}")
+    assert page.status_code == 200 and "on</span> sample" in page.text
+    finished = wait_for(client, job_id)
+    assert finished["status"] == "done", finished["message"]
+    assert finished["verdict"]["code"] == "likely"
+    assert [stage["label"] for stage in finished["stages"]][-1] == "model: generating"
+
+    page = client.get(f"/jobs/{job_id}").text
+    assert "Likely contaminated" in page and f"/jobs/{job_id}/view" in page
+    for kind in ("json", "csv", "html"):
+        assert f"/jobs/{job_id}/report.{kind}" in page
+
+    downloaded = client.get(f"/jobs/{job_id}/report.json")
+    assert downloaded.headers["content-disposition"] == f'attachment; filename="contamcheck-{job_id}.json"'
+    web_report = downloaded.json()
+
+    code = main([CHEATER, "sample", "-n", "20", "--seed", "0", "--tests", "completion,min-k", "--json"])
+    cli_report = json.loads(capsys.readouterr().out)
+    assert code == 1
+    assert without_run(web_report) == without_run(cli_report)
+
+    rows = list(csv.DictReader(io.StringIO(client.get(f"/jobs/{job_id}/report.csv").text)))
+    assert len(rows) == 20
+    assert {"id", "text", "twin", "completion_flagged", "min-k_diff"} <= set(rows[0])
+    flagged = sum(row["completion_flagged"] == "true" for row in rows)
+    assert flagged == web_report["tests"][0]["n_flagged"]
+
+    html = client.get(f"/jobs/{job_id}/report.html")
+    assert html.headers["content-type"].startswith("text/html")
+    assert "Likely contaminated" in html.text and "min-k" in html.text
+    view = client.get(f"/jobs/{job_id}/view")
+    assert view.text == html.text  # the page shows the very report the download holds
+
+    front = client.get("/").text
+    assert f"/jobs/{job_id}" in front and "Likely contaminated" in front
+
+
+def test_the_result_page_has_skipped_tests_and_caveats(client):
+    job_id = start_job(client, tests=["min-k", "canonical-order"], limit="10", no_order="1")
+    assert wait_for(client, job_id)["status"] == "done"
+    report = client.get(f"/jobs/{job_id}/report.json").json()
+    skipped = [t for t in report["tests"] if t["status"] == "skipped"]
+    assert [t["name"] for t in skipped] == ["canonical-order"]
+    view = client.get(f"/jobs/{job_id}/view").text
+    for test in skipped:
+        assert test["skip_reason"].split(":")[0].replace("'", "&#39;") in view
+    for caveat in report["caveats"]:
+        assert caveat[:40].replace("'", "&#39;") in view
+
+
+def test_audits_wait_in_line_and_run_one_at_a_time(client):
+    first = start_job(client, model=SLOW, limit="20")
+    second = start_job(client, model=SLOW, limit="20", seed="1")
+    wait_for(client, first, ("running",))
+    waiting = status(client, second)
+    assert waiting["status"] == "queued" and waiting["queue_position"] == 1
+    page = client.get(f"/jobs/{second}").text
+    assert "Waiting in line" in page
+    done_first, done_second = wait_for(client, first), wait_for(client, second)
+    assert done_first["status"] == done_second["status"] == "done"
+    assert done_first["finished_at"] <= done_second["started_at"]
+
+
+def test_cancel_stops_a_running_audit_and_running_it_again_resumes(client):
+    job_id = start_job(client, model=SLOW, limit="40")
+    wait_until(lambda: any(s["done"] > 0 for s in status(client, job_id)["stages"] if s["total"] > 1))
+    response = post_form(client, f"/jobs/{job_id}/cancel")
+    assert response.status_code == 303 and response.headers["location"] == f"/jobs/{job_id}"
+    cancelled = wait_for(client, job_id)
+    assert cancelled["status"] == "cancelled"
+    assert "run it again to resume" in cancelled["message"]
+    assert client.get(f"/jobs/{job_id}/report.json").status_code == 404
+    page = client.get(f"/jobs/{job_id}").text
+    assert "Cancelled." in page and "Run again" in page
+
+    again = post_form(client, f"/jobs/{job_id}/rerun")
+    assert again.status_code == 303
+    new_id = again.headers["location"].rsplit("/", 1)[1]
+    assert new_id != job_id
+    assert wait_for(client, new_id)["status"] == "done"
+    evidence = client.get(f"/jobs/{new_id}/report.json").json()["run"]["evidence"]["model"]
+    assert evidence["from_cache"] > 0  # what the cancelled run computed was kept
+
+
+def test_a_waiting_audit_can_be_cancelled(client):
+    first = start_job(client, model=SLOW, limit="20")
+    second = start_job(client, model=SLOW, limit="20", seed="1")
+    wait_for(client, first, ("running",))
+    assert post_form(client, f"/jobs/{second}/cancel").status_code == 303
+    assert status(client, second)["status"] == "cancelled"
+    assert status(client, second)["message"] == "Cancelled before it started."
+    assert wait_for(client, first)["status"] == "done"
+    assert status(client, second)["started_at"] is None
+
+
+def test_past_audits_survive_a_restart(open_client):
+    client = open_client()
+    job_id = start_job(client)
+    assert wait_for(client, job_id)["status"] == "done"
+    before = client.get(f"/jobs/{job_id}/report.json").json()
+    stop(client)
+
+    restarted = open_client()
+    assert [job["id"] for job in restarted.get("/api/jobs").json()] == [job_id]
+    assert status(restarted, job_id)["status"] == "done"
+    assert restarted.get(f"/jobs/{job_id}/report.json").json() == before
+    assert "Likely contaminated" in restarted.get("/").text
+    # A form from before the restart carries the old token: refused, with a way out.
+    response = restarted.post(f"/jobs/{job_id}/rerun", data={"csrf_token": "old"})
+    assert response.status_code == 403 and "Reload the page" in response.text
+
+
+def test_an_audit_cut_off_by_a_stop_is_interrupted_and_can_run_again(open_client, data_dir):
+    client = open_client()
+    job_id = start_job(client, model=SLOW, limit="40")
+    wait_for(client, job_id, ("running",))
+    stop(client)  # the worker stops after the current batch
+
+    restarted = open_client()
+    interrupted = status(restarted, job_id)
+    assert interrupted["status"] == "interrupted"
+    assert "run it again" in interrupted["message"]
+    stored = json.loads((data_dir / "jobs" / job_id / "job.json").read_text())
+    assert stored["status"] == "interrupted"
+
+    again = post_form(restarted, f"/jobs/{job_id}/rerun")
+    new_id = again.headers["location"].rsplit("/", 1)[1]
+    assert wait_for(restarted, new_id)["status"] == "done"
+
+
+def test_a_job_left_running_by_a_crash_shows_as_interrupted(open_client, data_dir):
+    client = open_client()
+    job_id = start_job(client, limit="5", tests="min-k")
+    wait_for(client, job_id)
+    stop(client)
+    path = data_dir / "jobs" / job_id / "job.json"
+    record = json.loads(path.read_text())
+    path.write_text(json.dumps({**record, "status": "running", "finished_at": None}))  # as after kill -9
+
+    restarted = open_client()
+    current = status(restarted, job_id)
+    assert current["status"] == "interrupted"
+    assert "while this audit was running" in current["message"]
+    assert "Run again" in restarted.get(f"/jobs/{job_id}").text
+
+
+@pytest.mark.parametrize(
+    ("fields", "message"),
+    [
+        ({"limit": "0"}, "-n/--limit must be at least 1 (got 0)"),
+        ({"limit": "ten"}, "Questions (-n/--limit) must be a whole number (got &#39;ten&#39;)"),
+        ({"alpha": "2"}, "--alpha must be between 0 and 1"),
+        ({"tests": []}, "tick at least one test"),
+        ({"model": ""}, "Model: give a Hugging Face Hub id"),
+        ({"model": "/no/such/model"}, "&#39;/no/such/model&#39; does not exist"),
+        ({"benchmark": "gsm8"}, "Did you mean &#39;gsm8k&#39;?"),
+        ({"benchmark_path": "/no/such/questions.jsonl"}, "does not exist"),
+        ({"field": "no_such_column", "benchmark_path": SAMPLE}, "no_such_column"),
+    ],
+)
+def test_invalid_forms_come_back_with_the_error_and_the_values(client, fields, message):
+    response = submit(client, **fields)
+    assert response.status_code == 400
+    assert message in response.text
+    assert 'role="alert"' in response.text
+    if fields.get("model"):
+        assert f'value="{fields["model"]}"' in response.text  # what was typed is kept
+    assert client.get("/api/jobs").json() == []
+
+
+def test_one_benchmark_at_a_time(client):
+    files = {"benchmark_file": ("q.jsonl", b'{"question": "What is 2 + 3?"}\n', "application/json")}
+    response = submit(client, files=files, benchmark_path=SAMPLE)
+    assert response.status_code == 400 and "not both" in response.text
+
+
+def test_a_model_that_fails_to_load_fails_the_job_with_the_reason(client):
+    job_id = start_job(client, model="fake:memorise=/no/such/file.jsonl")
+    failed = wait_for(client, job_id)
+    assert failed["status"] == "failed"
+    assert "/no/such/file.jsonl" in failed["message"]
+    assert "/no/such/file.jsonl" in client.get(f"/jobs/{job_id}").text
+
+
+def test_trust_remote_code_stays_off(open_client, data_dir):
+    seen = []
+
+    def spy(config, progress):
+        seen.append(config)
+        return pipeline.audit(config, progress=progress)
+
+    client = open_client(audit=spy)
+    assert "remote" not in client.get("/").text.split("<form")[1].split("</form>")[0]  # no such field
+    job_id = start_job(client, trust_remote_code="on", limit="5", tests="min-k")
+    assert wait_for(client, job_id)["status"] == "done"
+    assert [config.trust_remote_code for config in seen] == [False]
+    stored = json.loads((data_dir / "jobs" / job_id / "job.json").read_text())
+    assert stored["config"]["trust_remote_code"] is False
+    # Not even from a tampered job file.
+    client.app.state.store.update(job_id, config={**stored["config"], "trust_remote_code": True})
+    assert client.app.state.store.get(job_id).audit_config().trust_remote_code is False
+
+
+def test_the_form_can_be_filled_from_an_earlier_audit(client):
+    job_id = start_job(client, limit="7", seed="3", tests=["min-k", "zlib"])
+    wait_for(client, job_id)
+    page = client.get(f"/?again={job_id}").text
+    assert f'value="{CHEATER}"' in page
+    assert 'id="limit" name="limit" type="text" inputmode="numeric" value="7"' in page
+    assert 'value="min-k" checked' in page and 'value="completion">' in page
+
+
+def test_deleting_an_audit_removes_its_files(client, data_dir):
+    files = {"benchmark_file": ("mine.jsonl", Path(SAMPLE).read_bytes(), "application/json")}
+    job_id = start_job(client, files=files, limit="5", tests="min-k")
+    wait_for(client, job_id)
+    assert any((data_dir / "uploads").iterdir())
+    response = post_form(client, f"/jobs/{job_id}/delete")
+    assert response.status_code == 303 and response.headers["location"] == "/"
+    assert not (data_dir / "jobs" / job_id).exists()
+    assert not any((data_dir / "uploads").iterdir())
+    assert client.get(f"/jobs/{job_id}").status_code == 404
+
+
+def test_a_running_audit_is_not_deleted(client):
+    job_id = start_job(client, model=SLOW, limit="20")
+    wait_for(client, job_id, ("running",))
+    token = csrf_token(client)
+    assert client.delete(f"/api/jobs/{job_id}", headers={"x-csrf-token": token}).status_code == 409
+    wait_for(client, job_id)
+
+
+def test_a_stored_report_reads_back_with_the_report_reader(client, data_dir):
+    job_id = start_job(client, limit="5", tests="min-k")
+    wait_for(client, job_id)
+    report = read_report(data_dir / "jobs" / job_id / "report.json")
+    assert report.settings.limit == 5 and report.model.spec == CHEATER
+
+
+def test_unreadable_or_invalid_job_files_are_skipped_not_fatal(open_client, data_dir):
+    client = open_client()
+    job_id = start_job(client, limit="5", tests="min-k")
+    wait_for(client, job_id)
+    stop(client)
+    broken = data_dir / "jobs" / "20200101-000000-00000000"
+    broken.mkdir()
+    (broken / "job.json").write_text("{not json")
+    invalid = data_dir / "jobs" / "20200101-000000-11111111"
+    invalid.mkdir()
+    record = json.loads((data_dir / "jobs" / job_id / "job.json").read_text())
+    record.update(id=invalid.name, config={**record["config"], "limit": 0})
+    (invalid / "job.json").write_text(json.dumps(record))
+
+    restarted = open_client()
+    assert [job["id"] for job in restarted.get("/api/jobs").json()] == [job_id]
+    assert restarted.get("/?again=20200101-000000-11111111").status_code == 200
+    assert restarted.get("/?again=../../etc").status_code == 200
