@@ -464,7 +464,10 @@ def test_property_twins_of_generated_sentences(sentence: str, seed: int) -> None
 def test_round_numbers_stay_round_and_clock_times_stay_valid():
     from contamcheck.controls import NumberPool, make_twins
 
-    text = "The trip of 150,000,000 km took 40 hours and cost $4.50, leaving at 06:00 and arriving at 18:30 sharp."
+    text = (
+        "The trip of 150,000,000 km took 40 hours and cost $4.50, "
+        "leaving at 06:00 and arriving at 18:30 sharp."
+    )
     pool = NumberPool([text, "It cost $2.75 and took 35 hours over 7,000 km."])
     for seed in range(20):
         (twin,) = make_twins(text, pool, seed)
