@@ -19,6 +19,8 @@ Endpoints::
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from importlib import resources
@@ -50,6 +52,7 @@ from .jobs import AuditFunction, JobRecord, JobRunner, JobStore
 from .security import CSRF_FIELD, CSRF_HEADER, STALE_TOKEN, BodyTooLarge, CsrfToken, LocalOnly
 
 DEFAULT_MAX_UPLOAD_MB = 25
+RENDERED_KEPT = 8  # HTML reports kept rendered in memory
 # The report frame: the report's own inline CSS and SVG, nothing else (no script at all).
 REPORT_POLICY = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; frame-ancestors 'self'"
 ASSETS = {
@@ -121,6 +124,24 @@ def create_app(
             upload_suffixes=",".join(UPLOAD_SUFFIXES),
             max_upload_mb=max_upload_bytes / 2**20,
         )
+
+    # matplotlib's pyplot (the report's figures) is not thread-safe: render one report at a time.
+    # A finished report never changes, so the last few renderings are kept.
+    render_lock = threading.Lock()
+    rendered: OrderedDict[str, str] = OrderedDict()
+
+    def report_html(job_id: str) -> str | None:
+        with render_lock:
+            if job_id not in rendered:
+                report = store.read_report(job_id)
+                if report is None:
+                    return None
+                from ..report.html_report import to_html
+
+                rendered[job_id] = to_html(report)
+                if len(rendered) > RENDERED_KEPT:
+                    rendered.popitem(last=False)
+            return rendered[job_id]
 
     def not_found() -> HTMLResponse:
         return page("missing.html.j2", 404)
@@ -235,12 +256,10 @@ def create_app(
 
     @app.get("/jobs/{job_id}/view", response_class=HTMLResponse)
     def report_view(job_id: str) -> Response:
-        report = store.read_report(job_id)
-        if report is None:
+        html = report_html(job_id) if store.report_path(job_id) else None
+        if html is None:
             return not_found()
-        from ..report.html_report import to_html
-
-        response = HTMLResponse(to_html(report))
+        response = HTMLResponse(html)
         response.headers["content-security-policy"] = REPORT_POLICY
         return response
 
@@ -251,12 +270,12 @@ def create_app(
         report = store.read_report(job_id)
         if report is None:
             return not_found()
-        from ..report import to_csv, to_html, to_json
+        from ..report import to_csv, to_json
 
-        render = {"json": to_json, "csv": to_csv, "html": to_html}[kind]
+        text = to_json(report) if kind == "json" else to_csv(report) if kind == "csv" else report_html(job_id)
         filename = f"contamcheck-{job_id}.{kind}"
         return Response(
-            render(report),
+            text,
             media_type=DOWNLOADS[kind],
             headers={"content-disposition": f'attachment; filename="{filename}"'},
         )
