@@ -17,7 +17,6 @@ Candidates, with x = original's score, y = its twin's score, d = x - y:
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 
 import numpy as np
 
@@ -51,7 +50,13 @@ def main() -> None:
     data = np.load(sys.argv[1])
     leaked = data["is_leaked"]
     models = sorted({k.split("|")[0] for k in data.files if "|" in k})
-    keys = sorted({k.split("|")[1] for k in data.files if "|" in k and ":" not in k and k.split("|")[1] != "context_gain"})
+    keys = sorted(
+        {
+            k.split("|")[1]
+            for k in data.files
+            if "|" in k and ":" not in k and k.split("|")[1] != "context_gain"
+        }
+    )
     rng = np.random.default_rng(0)
     for key in keys:
         print(f"\n== {key}")
