@@ -28,8 +28,8 @@ def test_min_k_plus_plus_standardises_then_takes_the_lowest_k():
         std=np.array([1.0, 0.5, 2.0, 1.0]),
     )
     evidence = Evidence({ScoreRequest(text).key: stats})
-    # z = [1, 0, -1, -1]; lowest half: mean(-1, -1) = -1
-    assert create_test("min-k++", MethodSettings(k=0.5)).score(text, evidence) == pytest.approx(-1.0)
+    # z = [1, 0, -1, -1]; lowest half: mean(-1, -1) = -1; on the signed-log scale: -log(2)
+    assert create_test("min-k++", MethodSettings(k=0.5)).score(text, evidence) == pytest.approx(-math.log(2))
     no_moments = Evidence({ScoreRequest(text).key: TokenStats(np.array([-1.0]))})
     assert math.isnan(create_test("min-k++", MethodSettings()).score(text, no_moments))
 

@@ -22,7 +22,8 @@ class Outcome:
 
 def test_calibration_rule():
     assert is_calibrated(likelihood=False, has_reference=False, control_file=False)
-    assert not is_calibrated(likelihood=True, has_reference=False, control_file=False)
+    assert not is_calibrated(likelihood=True, has_reference=False, control_file=False, bulk_null=False)
+    assert is_calibrated(likelihood=True, has_reference=False, control_file=False)  # the bulk null
     assert is_calibrated(likelihood=True, has_reference=True, control_file=False)
     assert is_calibrated(likelihood=True, has_reference=False, control_file=True)
 

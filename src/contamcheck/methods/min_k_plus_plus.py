@@ -21,6 +21,15 @@ from .min_k import min_k_mean
 EPSILON = 1e-6  # a one-hot next-token distribution has σ = 0
 
 
+def signed_log(value: float) -> float:
+    """sign(x) log(1 + |x|): monotone, so rankings are unchanged, but bell-shaped across questions.
+
+    A fine-tuned model's next-token distributions are sharp, σ collapses and the lowest z-scores
+    run to −100 and beyond; on the raw scale no bulk is bell-shaped (measured: docs/METHODS.md).
+    """
+    return math.copysign(math.log1p(abs(value)), value)
+
+
 def standardised_logprobs(logprobs: np.ndarray, mean: np.ndarray, std: np.ndarray) -> np.ndarray:
     return (logprobs - mean) / np.maximum(std, EPSILON)
 
@@ -30,7 +39,7 @@ class MinKPlusPlus(PerTextTest):
     title = "The question's rarest words are unusually likely for the model's own predictions"
     measures = (
         "Mean of the k% lowest token scores z = (log p(token) − μ) / σ, with μ and σ the mean and "
-        "spread of log p over the whole next-token distribution (Min-K%++)."
+        "spread of log p over the whole next-token distribution (Min-K%++), on a signed-log scale."
     )
     null_hypothesis = (
         "The model never saw the questions: a question's standardised likelihood is no higher than "
@@ -51,7 +60,9 @@ class MinKPlusPlus(PerTextTest):
         stats = evidence.stats(text)
         if stats.mean is None or stats.std is None:
             return math.nan
-        return min_k_mean(standardised_logprobs(stats.logprobs, stats.mean, stats.std), self.settings.k)
+        return signed_log(
+            min_k_mean(standardised_logprobs(stats.logprobs, stats.mean, stats.std), self.settings.k)
+        )
 
     def unscored_reason(self) -> str:
         return "no token statistics of the full next-token distribution (or no scored token)"

@@ -278,10 +278,11 @@ def texts_under_test(controls: Controls) -> list[str]:
 
 
 def describe_calibration(test: Test, controls: Controls, has_reference: bool) -> str:
-    base = "number twins" if controls.paired else "control file"
+    if not controls.paired:
+        return "control file" + (
+            ", minus the reference model's score" if test.likelihood and has_reference else ""
+        )
     if test.likelihood:
-        if has_reference:
-            return f"{base}, minus the reference model's score"
-        if controls.paired:
-            return "number twins only (uncalibrated: no reference model)"
-    return base
+        base = "the bulk of the benchmark's own scores (twins: familiarity)"
+        return base + (", minus the reference model's score" if has_reference else "")
+    return "number twins"

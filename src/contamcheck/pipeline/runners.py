@@ -23,10 +23,17 @@ from ..methods.canonical_order import (
     one_sided_t,
 )
 from ..methods.guided import Guided
-from ..report.model import ItemRecord, ItemTestResult, ShardResult, TestResult
+from ..report.model import BulkNull, ItemRecord, ItemTestResult, ShardResult, TestResult
 from ..stats import label_permutation_test, sign_flip_test
 from ..stats import wilson_interval as wilson
+from ..stats.bulk import bulk_tail_test, twin_check
 
+MIN_QUESTIONS = 20
+BULK_SIMULATIONS = 2000
+BULK_NULL = (
+    "Questions the model never saw form one bell-shaped bulk of scores, wherever it sits (knowing the "
+    "kind of text shifts the whole bulk); only memorised questions stand out above it."
+)
 UNPAIRED_NULL = (
     "Benchmark and control-file questions are exchangeable for the model: a benchmark question "
     "beats the controls' 95th percentile no more often than 5% of the time."
@@ -143,9 +150,13 @@ def run_per_text(
             if math.isfinite(value):
                 control_values.append(value)
 
-    result = base_result(test, calibrated, calibration, "paired" if controls.paired else "unpaired")
+    bulk = controls.paired and test.likelihood
+    kind = "bulk" if bulk else "paired" if controls.paired else "unpaired"
+    result = base_result(test, calibrated, calibration, kind)
     if not controls.paired:
         result.null_hypothesis = UNPAIRED_NULL
+    elif bulk:
+        result.null_hypothesis = BULK_NULL
     result.n_unscored = len(controls.items) - len(used_ids)
     result.unscored_reason = test.unscored_reason() if result.n_unscored else None
     if not statistics or (not controls.paired and not control_values):
@@ -153,6 +164,8 @@ def run_per_text(
         return result
 
     values = np.array(statistics)
+    if bulk:
+        return _bulk_result(result, controls, scores, items, test.name, used_ids, seed)
     if controls.paired:
         outcome = sign_flip_test(values, permutations, seed)
     else:
@@ -178,6 +191,67 @@ def run_per_text(
     result.mean_difference = float(values.mean()) - centre
     result.median_difference = float(np.median(values)) - centre
     return result
+
+
+def _bulk_result(
+    result: TestResult,
+    controls: Controls,
+    scores: TextScores,
+    items: dict[str, ItemRecord],
+    name: str,
+    used_ids: list[str],
+    seed: int,
+) -> TestResult:
+    """Each question's own score against the bulk of the benchmark (see ``stats.bulk``)."""
+    by_id = {item.id: item for item in controls.items}
+    originals = np.array([scores.compared(by_id[i].text) for i in used_ids])
+    twins = np.array([np.mean([scores.compared(t) for t in controls.twins[i]]) for i in used_ids])
+    if len(originals) < MIN_QUESTIONS:
+        result.skip_reason = (
+            f"only {len(originals)} questions could be scored; the bulk needs {MIN_QUESTIONS}"
+        )
+        return result
+    outcome = bulk_tail_test(originals, BULK_SIMULATIONS, seed)
+    for item_id, flagged in zip(used_ids, outcome.flags, strict=True):
+        items[item_id].tests[name].flagged = bool(flagged)
+    preference = originals - twins
+    low, high = _median_interval(preference, seed)
+    _, twins_above = twin_check(outcome.flags, twins, outcome.threshold)
+    result.null = BulkNull(
+        centre=outcome.fit.centre,
+        scale=outcome.fit.scale,
+        bulk_share=outcome.fit.bulk_share,
+        components=outcome.fit.components,
+        tail_share_low=outcome.tail_share_low,
+        twin_preference=float(np.median(preference)),
+        twin_preference_ci=(low, high),
+        twins_above_threshold=twins_above,
+    )
+    _fill_flag_statistics(result, originals, outcome.flagged)
+    result.threshold = outcome.threshold
+    result.p_value = outcome.p_value
+    result.min_attainable_p = outcome.min_attainable_p
+    result.permutations = outcome.permutations
+    result.mean_difference = float(preference.mean())
+    result.median_difference = float(np.median(preference))
+    tail = (
+        f"beyond it, at least {outcome.tail_share_low:.0%} of the questions (95% lower bound)"
+        if outcome.tail_share_low > 0
+        else "no tail beyond it that chance does not explain"
+    )
+    result.note = (
+        f"The never-seen bulk holds {outcome.fit.bulk_share:.0%} of the questions; {tail}. "
+        f"Familiarity with this kind of text: originals score {np.median(preference):+.3g} above their "
+        f"twins (median, 95% interval {low:+.3g} to {high:+.3g}); "
+        f"{twins_above} twins lie above the threshold."
+    )
+    return result
+
+
+def _median_interval(values: np.ndarray, seed: int, resamples: int = 1000) -> tuple[float, float]:
+    rng = np.random.default_rng(seed)
+    medians = np.median(values[rng.integers(0, len(values), (resamples, len(values)))], axis=1)
+    return float(np.quantile(medians, 0.025)), float(np.quantile(medians, 0.975))
 
 
 def run_guided(

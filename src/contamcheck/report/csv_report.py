@@ -27,7 +27,7 @@ import io
 
 from .model import ItemRecord, ItemTestResult, Report, TestResult
 
-PER_ITEM_KINDS = ("paired", "unpaired")
+PER_ITEM_KINDS = ("paired", "unpaired", "bulk")
 
 
 def to_csv(report: Report) -> str:

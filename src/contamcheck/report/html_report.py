@@ -151,6 +151,19 @@ def _test_view(report: Report, result: TestResult) -> SectionView:
                 "the controls' 95th percentile, are flagged; about 5% would be by chance."
             )
         return view
+    if result.kind == "bulk" and result.null is not None:
+        scores = _values(benchmark, result.name, "score")
+        if scores:
+            view.figure = Markup(
+                plots.bulk_histogram(scores, result.null, result.threshold, f"{result.name} score", salt)
+            )
+            view.caption = (
+                "Each question's own score (filled). Questions the model never saw form one bulk (the grey "
+                "curve, fitted from below, since memorisation only lifts scores); memorised questions form "
+                "a tail above it. Questions right of the dashed line, the bulk's 95th percentile, are "
+                "flagged; about 5% of the bulk would be by chance, wherever the bulk sits."
+            )
+        return view
     differences = _values(benchmark, result.name, "diff")
     if not differences:
         return view
@@ -300,7 +313,7 @@ def familiar_questions(report: Report, count: int = FAMILIAR_COUNT) -> tuple[lis
 def _statistic(entry: ItemTestResult | None, test: TestResult) -> float | None:
     if entry is None:
         return None
-    return entry.score if test.kind == "unpaired" else entry.diff
+    return entry.score if test.kind in ("unpaired", "bulk") else entry.diff
 
 
 def _familiar(

@@ -77,10 +77,26 @@ class ShardResult(_Model):
     truncated: bool = False
 
 
+class BulkNull(_Model):
+    """The null of a bulk test: where the never-seen bulk sits, and what lies beyond it."""
+
+    centre: float
+    scale: float
+    bulk_share: float = Field(description="share of questions the bulk accounts for (1 with one component)")
+    components: int
+    tail_share_low: float = Field(description="95% lower bound on the share of questions beyond the bulk")
+    twin_preference: float | None = Field(
+        default=None,
+        description="median of score(original) - score(twin): familiarity with this kind of text",
+    )
+    twin_preference_ci: tuple[float, float] | None = None
+    twins_above_threshold: int | None = None
+
+
 class TestResult(_Model):
     name: str
     title: str
-    kind: Literal["paired", "unpaired", "self-paired", "aggregate"]
+    kind: Literal["paired", "unpaired", "self-paired", "aggregate", "bulk"]
     calibrated: bool
     calibration: str = Field(description="what the null comes from: twins, reference model, control file")
     measures: str
@@ -107,6 +123,7 @@ class TestResult(_Model):
     statistic_name: str | None = None  # aggregate tests: e.g. "one-sided t"
     statistic: float | None = None
     shards: list[ShardResult] = Field(default_factory=list)
+    null: BulkNull | None = None
 
 
 class ItemTestResult(_Model):

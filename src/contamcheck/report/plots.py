@@ -81,6 +81,26 @@ def score_histogram(
     return _figure(draw, salt)
 
 
+def bulk_histogram(scores: Sequence[float], null: Any, threshold: float | None, label: str, salt: str) -> str:
+    """Questions' scores with the fitted bulk's density (scaled to the bulk's share) and the threshold."""
+    import numpy as np
+
+    values = np.asarray(scores, dtype=float)
+    bins = _bins(values, threshold)
+
+    def draw(ax: Any) -> None:
+        _, edges, _ = ax.hist(values, bins=bins, color=BENCHMARK_COLOUR, alpha=0.7, label="questions")
+        grid = np.linspace(edges[0], edges[-1], 200)
+        width = edges[1] - edges[0]
+        density = np.exp(-0.5 * ((grid - null.centre) / null.scale) ** 2) / (null.scale * np.sqrt(2 * np.pi))
+        expected = density * width * len(values) * null.bulk_share
+        ax.plot(grid, expected, color=NULL_COLOUR, linewidth=1.4, label="null: the never-seen bulk")
+        _threshold_line(ax, threshold, "flag threshold")
+        ax.set_xlabel(label)
+
+    return _figure(draw, salt)
+
+
 def shard_chart(shards: Sequence[ShardResult], salt: str) -> str:
     """Per shard: canonical minus mean permuted log-probability, around zero."""
 

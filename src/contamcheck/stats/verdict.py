@@ -3,9 +3,9 @@
 The rule (SPEC §8), in one place:
 
 * **Calibrated** tests have a null that a clean model treats like the benchmark: completion and the
-  other generation tests (twin or control file), and likelihood tests only with a reference model
-  or a control file. An uncalibrated test is shown but can raise the verdict to "some evidence" at
-  most.
+  other generation tests (twin or control file), and likelihood tests with a reference model, a
+  control file, or the bulk null (``stats.bulk``). An uncalibrated test is shown but can raise the
+  verdict to "some evidence" at most.
 * p-values are Holm-adjusted: calibrated tests within the family of calibrated tests that ran,
   uncalibrated tests within the family of all tests that ran.
 * A test's status: **fail** when its adjusted p is below alpha and it flags at least twice the
@@ -38,9 +38,16 @@ VERDICT_LABELS: dict[VerdictCode, str] = {
 }
 
 
-def is_calibrated(likelihood: bool, has_reference: bool, control_file: bool) -> bool:
-    """Whether a test's null can be trusted to treat a clean model like the benchmark (SPEC §8)."""
-    return not likelihood or has_reference or control_file
+def is_calibrated(likelihood: bool, has_reference: bool, control_file: bool, bulk_null: bool = True) -> bool:
+    """Whether a test's null can be trusted to treat a clean model like the benchmark (SPEC §8).
+
+    A likelihood test compared with twins and a null at zero is not: originals read more naturally
+    than twins even to a model that never saw them (23% of a clean model's questions flagged,
+    SPEC §11). Compared with the *bulk* of the benchmark's own scores it is: on clean models, a
+    model of another family and a model trained on similar text, 0-6% are flagged without any
+    reference (docs/VALIDATION.md), so the rule is widened for the bulk null.
+    """
+    return not likelihood or has_reference or control_file or bulk_null
 
 
 class TestOutcome(Protocol):

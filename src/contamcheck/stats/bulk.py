@@ -1,0 +1,195 @@
+"""The bulk null: questions the model never saw form one bulk; memorised ones form a tail above it.
+
+Why (measured in docs/METHODS.md and docs/VALIDATION.md): a model that knows the *kind* of text
+(domain training, or any model's preference for natural numbers over swapped ones) shifts every
+question's likelihood a little; a model that memorised questions lifts *those* questions far
+above the rest. Comparing each question with its own twin loses that lift (memorising a question
+makes its twin familiar too), and the mirror image around zero counts the shift as contamination.
+So likelihood tests compare each question's own score with the *bulk* of the benchmark's scores:
+
+* fit one normal, and a mixture of two normals (EM); keep the mixture only when BIC prefers it by
+  more than ``BIC_MARGIN`` and its lower component, the null (memorisation only lifts scores),
+  holds at least ``MIN_BULK_SHARE`` of the questions (a smaller "bulk" is a mis-fit of a skewed
+  distribution);
+* flag a question above the null's (1 − expected rate) quantile: about 5% of the bulk is flagged
+  by chance, wherever the bulk sits (its shift is reported as familiarity, not contamination);
+* the p-value of the flag count comes from the same procedure run on samples from the fitted
+  single normal (a parametric bootstrap, vectorised): how often does a benchmark with no tail
+  produce as many flags?
+
+The null assumes the bulk is roughly normal. A benchmark whose scores have two bumps for another
+reason (two kinds of question) would look like a tail; the twins guard against that: they are
+text of the same difficulty the model never saw, so if they fall above the threshold as often as
+the originals, the tail is the benchmark's structure, not memory (see ``twin_check``).
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import stats
+
+from .flags import EXPECTED_RATE, FlagOutcome
+from .intervals import wilson_interval
+
+BIC_MARGIN = 10.0  # log-likelihood units x 2: a second component must earn its three parameters
+EM_ITERATIONS = 120
+MIN_QUESTIONS = 20
+MIN_BULK_SHARE = 0.3
+ENOUGH_HITS = 20  # simulated counts at least as large as the observed one, to trust their share
+
+
+@dataclass(frozen=True)
+class BulkFit:
+    centre: float  # where the bulk of never-seen questions sits
+    scale: float
+    bulk_share: float  # share of questions in the bulk (1 when one component fits best)
+    components: int
+
+
+START_QUANTILES = ((0.25, 0.85), (0.25, 0.75), (0.10, 0.60))  # EM starts; the best likelihood wins
+
+
+def _em(x: np.ndarray) -> tuple[np.ndarray, ...]:
+    """The best of a few EM runs from different starts, per row."""
+    best: tuple[np.ndarray, ...] | None = None
+    for low, high in START_QUANTILES:
+        run = _em_from(x, low, high)
+        if best is None:
+            best = run
+        else:
+            better = run[3] > best[3]
+            best = tuple(
+                np.where(better[:, None] if a.ndim == 2 else better, a, b)
+                for a, b in zip(run, best, strict=True)
+            )
+    assert best is not None
+    return best
+
+
+def _em_from(x: np.ndarray, low_q: float, high_q: float) -> tuple[np.ndarray, ...]:
+    """Two-component normal mixtures fitted to each row of x; returns (means, sds, weights, loglik)."""
+    rows, n = x.shape
+    low, high = np.quantile(x, low_q, axis=1), np.quantile(x, high_q, axis=1)
+    spread = x.std(axis=1) + 1e-12
+    mu = np.stack([low, high], axis=1)
+    sd = np.stack([spread / 2, spread / 2], axis=1)
+    w = np.full((rows, 2), 0.5)
+    floor = spread[:, None] * 1e-3
+    for _ in range(EM_ITERATIONS):
+        dens = w[:, None, :] * stats.norm.pdf(x[:, :, None], mu[:, None, :], sd[:, None, :])
+        total = dens.sum(axis=2, keepdims=True) + 1e-300
+        resp = dens / total
+        weight = resp.sum(axis=1) + 1e-12
+        w = weight / n
+        mu = (resp * x[:, :, None]).sum(axis=1) / weight
+        sd = np.sqrt((resp * (x[:, :, None] - mu[:, None, :]) ** 2).sum(axis=1) / weight)
+        sd = np.maximum(sd, floor)
+    dens = w[:, None, :] * stats.norm.pdf(x[:, :, None], mu[:, None, :], sd[:, None, :])
+    loglik = np.log(dens.sum(axis=2) + 1e-300).sum(axis=1)
+    return mu, sd, w, loglik
+
+
+def _fit(x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Null centre, scale, bulk share and component count for each row of x."""
+    n = x.shape[1]
+    mean, sd = x.mean(axis=1), x.std(axis=1) + 1e-12
+    one = stats.norm.logpdf(x, mean[:, None], sd[:, None]).sum(axis=1)
+    mu, sds, w, two = _em(x)
+    bic_one = -2 * one + 2 * np.log(n)
+    bic_two = -2 * two + 5 * np.log(n)
+    lower = np.argmin(mu, axis=1)
+    pick = np.arange(len(x))
+    # A "bulk" holding a small minority is a mis-fit of a skewed distribution, not the null.
+    mixture = (bic_two < bic_one - BIC_MARGIN) & (w[pick, lower] >= MIN_BULK_SHARE)
+    centre = np.where(mixture, mu[pick, lower], mean)
+    scale = np.where(mixture, sds[pick, lower], sd)
+    share = np.where(mixture, w[pick, lower], 1.0)
+    return centre, scale, share, np.where(mixture, 2, 1)
+
+
+def fit_bulk(values: np.ndarray) -> BulkFit:
+    centre, scale, share, components = _fit(np.asarray(values, dtype=np.float64)[None, :])
+    return BulkFit(float(centre[0]), float(scale[0]), float(share[0]), int(components[0]))
+
+
+def threshold_of(fit: BulkFit, expected_rate: float = EXPECTED_RATE) -> float:
+    return fit.centre + float(stats.norm.ppf(1 - expected_rate)) * fit.scale
+
+
+@functools.lru_cache(maxsize=32)
+def null_flag_counts(n: int, simulations: int, expected_rate: float, seed: int) -> np.ndarray:
+    """Sorted flag counts of the whole procedure on normal samples of size n (no tail)."""
+    rng = np.random.default_rng(seed)
+    z = float(stats.norm.ppf(1 - expected_rate))
+    chunk = max(1, 400_000 // max(1, n))
+    counts = []
+    for start in range(0, simulations, chunk):
+        sample = rng.standard_normal((min(chunk, simulations - start), n))
+        centre, scale, _, _ = _fit(sample)
+        counts.append((sample > (centre + z * scale)[:, None]).sum(axis=1))
+    return np.sort(np.concatenate(counts))
+
+
+@dataclass(frozen=True)
+class BulkOutcome(FlagOutcome):
+    fit: BulkFit = BulkFit(0.0, 1.0, 1.0, 1)
+    tail_share_low: float = 0.0  # 95% lower bound on the share of questions beyond the bulk
+
+
+def bulk_tail_test(
+    values: np.ndarray, simulations: int, seed: int = 0, expected_rate: float = EXPECTED_RATE
+) -> BulkOutcome:
+    """Flag questions above the bulk; p-value: how often a benchmark with no tail flags as many."""
+    values = np.asarray(values, dtype=np.float64)
+    fit = fit_bulk(values)
+    threshold = threshold_of(fit, expected_rate)
+    flags = values > threshold
+    observed = int(flags.sum())
+    counts = null_flag_counts(len(values), simulations, expected_rate, seed)
+    p_value, min_p = _tail_probability(counts, observed, len(values))
+    low, _ = wilson_interval(observed, len(values))
+    return BulkOutcome(
+        threshold=threshold,
+        flags=flags,
+        p_value=p_value,
+        min_attainable_p=min_p,
+        permutations=len(counts),
+        fit=fit,
+        tail_share_low=max(0.0, (low - expected_rate) / (1 - expected_rate)),
+    )
+
+
+def _tail_probability(counts: np.ndarray, observed: int, n: int) -> tuple[float, float]:
+    """P(count >= observed) under the simulated null, and the smallest p this n allows.
+
+    Where the simulations have at least ``ENOUGH_HITS`` counts as large, their share is the
+    p-value. Beyond them, a beta-binomial fitted to the simulated counts by moments (the flag count
+    is binomial with extra spread from fitting the bulk) gives the far tail, so a p-value can fall
+    below alpha / number of tests without millions of simulated fits.
+    """
+    hits = len(counts) - int(np.searchsorted(counts, observed, side="left"))
+    if hits >= ENOUGH_HITS:
+        return (hits + 1) / (len(counts) + 1), _beta_binomial(counts, n).sf(n - 1)
+    law = _beta_binomial(counts, n)
+    return float(max(law.sf(observed - 1), np.finfo(float).tiny)), float(
+        max(law.sf(n - 1), np.finfo(float).tiny)
+    )
+
+
+def _beta_binomial(counts: np.ndarray, n: int) -> stats.rv_discrete:
+    """Binomial with the simulated mean, widened to a beta-binomial when the counts spread more."""
+    mean = float(np.mean(counts))
+    p = min(max(mean / n, 1e-9), 1 - 1e-9)
+    ratio = float(np.var(counts)) / (n * p * (1 - p))  # variance over the binomial's
+    if ratio <= 1.05:  # no wider than a binomial: the binomial tail is the conservative one
+        return stats.binom(n, p)
+    total = (n - ratio) / (ratio - 1)  # alpha + beta of the beta-binomial with this variance
+    return stats.betabinom(n, p * total, (1 - p) * total)
+
+
+def twin_check(original_flags: np.ndarray, twin_values: np.ndarray, threshold: float) -> tuple[int, int]:
+    """(originals flagged, twins above the same threshold): a tail the twins share is structure."""
+    return int(np.sum(original_flags)), int(np.sum(np.asarray(twin_values) > threshold))

@@ -1,0 +1,64 @@
+"""The bulk null: a uniform shift is not contamination, a memorised tail is."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from contamcheck.stats.bulk import bulk_tail_test, fit_bulk, null_flag_counts
+
+SIMULATIONS = 1000
+
+
+def simulate(rng, n=200, shift=0.0, memorised=0.0, lift=4.0):
+    values = rng.normal(shift, 1.0, n)
+    tail = np.zeros(n, dtype=bool)
+    tail[: int(memorised * n)] = True
+    values[tail] += lift
+    return values, tail
+
+
+@pytest.mark.parametrize("shift", [0.0, 2.5, -7.0])
+def test_a_clean_bulk_is_flagged_about_five_percent_wherever_it_sits(shift):
+    rng = np.random.default_rng(1)
+    rates, p_values = [], []
+    for _ in range(60):
+        values, _ = simulate(rng, shift=shift)
+        outcome = bulk_tail_test(values, SIMULATIONS)
+        rates.append(outcome.flagged / len(values))
+        p_values.append(outcome.p_value)
+    assert np.mean(rates) == pytest.approx(0.05, abs=0.015)
+    assert np.mean(np.array(p_values) < 0.05) <= 0.12
+
+
+def test_a_shift_plus_twenty_percent_memorised_is_caught():
+    values, tail = simulate(np.random.default_rng(2), shift=1.5, memorised=0.2)
+    outcome = bulk_tail_test(values, SIMULATIONS)
+    assert outcome.p_value < 1e-6
+    assert outcome.flags[tail].mean() > 0.9 and outcome.flags[~tail].mean() < 0.1
+    assert outcome.fit.components == 2 and outcome.fit.bulk_share == pytest.approx(0.8, abs=0.05)
+    assert 0.1 < outcome.tail_share_low <= 0.2
+
+
+def test_half_the_benchmark_memorised_keeps_the_held_out_half_clean():
+    values, tail = simulate(np.random.default_rng(3), memorised=0.5, lift=5.0)
+    outcome = bulk_tail_test(values, SIMULATIONS)
+    assert outcome.flags[tail].mean() > 0.95 and outcome.flags[~tail].mean() < 0.1
+    assert outcome.fit.bulk_share == pytest.approx(0.5, abs=0.05)
+
+
+def test_a_small_lower_component_is_not_taken_for_the_bulk():
+    rng = np.random.default_rng(4)
+    values = np.concatenate([rng.normal(0, 1, 180), rng.normal(-6, 0.3, 20)])  # a few hard questions
+    fit = fit_bulk(values)
+    assert fit.components == 1 or fit.bulk_share >= 0.3
+
+
+def test_the_null_count_distribution_and_its_far_tail():
+    counts = null_flag_counts(100, SIMULATIONS, 0.05, 0)
+    assert counts.mean() == pytest.approx(5, abs=1.5)
+    values = np.random.default_rng(5).normal(size=100)
+    values[:60] += 8
+    outcome = bulk_tail_test(values, SIMULATIONS)
+    assert 0 < outcome.p_value < 1 / (SIMULATIONS + 1)  # beyond the simulations, from the fitted tail
+    assert outcome.min_attainable_p <= outcome.p_value
