@@ -1,93 +1,76 @@
-"""Compare nulls for the likelihood tests on the tuning split (reads familiarity.py's output).
+"""Compare nulls for the likelihood tests on one split (reads familiarity.py's .npz output).
 
-For each per-question statistic and each candidate null, the share of questions flagged on clean
-models (base, other family, similar-text) and on the leaked and held-out halves of contaminated
-ones, and the p-value of the flag count.
+For each statistic (zlib, Min-K%, Min-K%++ on a signed-log scale), with no reference, minus a model
+of another family, and minus the exact base model (privileged), the share of questions each null
+flags: on clean models (the base, another family, the similar-text model) and on the leaked /
+held-out halves of contaminated ones; and each per-question score's AUROC for leaked vs held-out.
 
-Candidates, with x = original's score, y = its twin's score, d = x - y:
+Nulls, with x = a question's score, y = its twin's, d = x - y:
 
-* ``mirror0``: the earlier design: flag d above the 95th percentile of -d (centre 0);
-* ``mirror_median``: the same, centred on the median of d (SPEC §11: halves detection);
-* ``twin_null``: flag x above the 95th percentile of the twins' scores shifted by the bulk offset
-  delta (the median of d); p-value by swapping x - delta and y within random pairs.
+* ``mirror0``: the earlier design: flag d above the 95th percentile of -d;
+* ``twins``: flag x above the 95th percentile of the twins' scores shifted by the median of d;
+* ``bulk``: flag x above the 95th percentile of the never-seen bulk (``contamcheck.stats.bulk``).
 
-    python experiments/nulls.py experiments/runs/familiarity-seed1.npz
+    python experiments/nulls.py experiments/runs/familiarity-seed1.npz > experiments/runs/nulls-seed1.md
 """
 
 from __future__ import annotations
 
 import sys
+import warnings
 
 import numpy as np
+from validate import auroc
+
+from contamcheck.stats.bulk import bulk_tail_test
 
 Q = 0.95
-PERMUTATIONS = 2000
+STATISTICS = {"zlib": "zlib", "min_k": "Min-K%", "min_k_pp": "Min-K%++"}
+MODELS = ("base", "other-family", "clean-similar", "leak-1", "leak-3", "leak-10")
 
 
-def mirror(d: np.ndarray, centre: float) -> np.ndarray:
-    c = d - centre
-    return c > np.quantile(-c, Q)
+def signed_log(x: np.ndarray) -> np.ndarray:
+    return np.sign(x) * np.log1p(np.abs(x))
 
 
-def twin_null(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, float]:
-    delta = float(np.median(x - y))
-    return x > np.quantile(y + delta, Q), delta
-
-
-def swap_p(x: np.ndarray, y: np.ndarray, rng: np.random.Generator) -> float:
-    flags, delta = twin_null(x, y)
-    observed = flags.sum()
-    a, b = x - delta, y
-    hits = 0
-    for _ in range(PERMUTATIONS):
-        swap = rng.random(len(a)) < 0.5
-        xa, yb = np.where(swap, b, a), np.where(swap, a, b)
-        hits += (xa > np.quantile(yb, Q)).sum() >= observed
-    return (hits + 1) / (PERMUTATIONS + 1)
+def flags_of(x: np.ndarray, y: np.ndarray) -> dict[str, np.ndarray]:
+    d = x - y
+    return {
+        "mirror0": d > np.quantile(-d, Q),
+        "twins": x > np.quantile(y + np.median(d), Q),
+        "bulk": bulk_tail_test(x, 2000).flags,
+    }
 
 
 def main() -> None:
+    warnings.simplefilter("ignore")
     data = np.load(sys.argv[1])
     leaked = data["is_leaked"]
-    models = sorted({k.split("|")[0] for k in data.files if "|" in k})
-    keys = sorted(
-        {
-            k.split("|")[1]
-            for k in data.files
-            if "|" in k and ":" not in k and k.split("|")[1] != "context_gain"
-        }
-    )
-    rng = np.random.default_rng(0)
-    for key in keys:
-        print(f"\n== {key}")
-        for reference in (None, "base", "other-family"):
-            label = "no reference" if reference is None else f"minus {reference}"
-            print(f"  -- {label}")
-            for model in models:
-                if model == reference or (reference and f"{reference}|{key}" not in data.files):
+    print("| statistic | reference | model | AUROC | mirror0 | twins | bulk |")
+    print("|---|---|---|---|---|---|---|")
+    for key, label in STATISTICS.items():
+        for reference in (None, "other-family", "base"):
+            for model in MODELS:
+                if model == reference or f"{model}|{key}" not in data.files:
                     continue
                 x = data[f"{model}|{key}"]
                 y = x - data[f"{model}|{key}:twin_diff"]
+                if key == "min_k_pp":
+                    x, y = signed_log(x), signed_log(y)
                 if reference:
                     rx = data[f"{reference}|{key}"]
                     ry = rx - data[f"{reference}|{key}:twin_diff"]
+                    if key == "min_k_pp":
+                        rx, ry = signed_log(rx), signed_log(ry)
                     x, y = x - rx, y - ry
-                ok = np.isfinite(x) & np.isfinite(y)
-                x, y, lk = x[ok], y[ok], leaked[ok]
-                d = x - y
-                rows = {
-                    "mirror0": mirror(d, 0.0),
-                    "mirror_median": mirror(d, float(np.median(d))),
-                    "twin_null": twin_null(x, y)[0],
-                }
                 cells = []
-                for name, flags in rows.items():
+                for flags in flags_of(x, y).values():
                     if model.startswith("leak"):
-                        cells.append(f"{name} {flags[lk].mean():4.0%}/{flags[~lk].mean():4.0%}")
+                        cells.append(f"{flags[leaked].mean():.0%} / {flags[~leaked].mean():.0%}")
                     else:
-                        cells.append(f"{name} {flags.mean():4.0%}")
-                p = swap_p(x, y, rng)
-                print(f"    {model:14s} " + "  ".join(cells) + f"  twin_null p={p:.3g}")
+                        cells.append(f"{flags.mean():.0%}")
+                area = f"{auroc(list(x[leaked]), list(x[~leaked])):.2f}" if model.startswith("leak") else ""
+                print(f"| {label} | {reference or 'none'} | {model} | {area} | " + " | ".join(cells) + " |")
 
 
 if __name__ == "__main__":

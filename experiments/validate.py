@@ -185,6 +185,7 @@ def main() -> None:
         "--no-gemma", action="store_true", help="leave out Gemma-3-270M (slow: 262k vocabulary)"
     )
     parser.add_argument("--settings", nargs="*", default=list(SETTINGS), choices=list(SETTINGS))
+    parser.add_argument("--tests", help="comma-separated tests (default: all)")
     parser.add_argument("--out", type=Path, required=True)
     args = parser.parse_args()
 
@@ -211,6 +212,7 @@ def main() -> None:
                 reference=SETTINGS[setting] if not (setting == "reference" and spec == BASE) else "none",
                 threads=args.threads,
                 cache=str(args.cache),
+                tests=args.tests.split(",") if args.tests else None,
             )
             report = audit(config, progress=_progress)
             (out / f"{setting}-{name}.json").write_text(to_json(report))
