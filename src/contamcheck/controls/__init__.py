@@ -12,7 +12,7 @@ from typing import Literal
 
 from ..benchmarks import Benchmark, Item
 from ..errors import InputError
-from .numbers import NUMBER, is_changeable, new_numbers, normalise, numbers_in
+from .numbers import NUMBER, hard_new_numbers, is_changeable, new_numbers, normalise, numbers_in
 from .split import MIN_WORDS, Split, split_question
 from .twins import NumberPool, is_python_source, make_twins
 
@@ -22,6 +22,7 @@ __all__ = [
     "NumberPool",
     "Split",
     "build_controls",
+    "hard_new_numbers",
     "is_changeable",
     "is_python_source",
     "make_twins",

@@ -87,3 +87,19 @@ def new_numbers(prefix: str, suffix: str) -> list[str]:
     """Normalised numbers of ``suffix`` that ``prefix`` does not already give away, in order."""
     seen = {normalise(n) for n in numbers_in(prefix)}
     return [value for value in (normalise(n) for n in numbers_in(suffix)) if value not in seen]
+
+
+def significant_digits(value: str) -> int:
+    """Digits that carry information: ``20`` has one, ``150`` two, ``0.25`` two, ``3.25`` three."""
+    digits = value.replace(",", "").replace(".", "").lstrip("0").rstrip("0")
+    return len(digits)
+
+
+def hard_new_numbers(prefix: str, suffix: str) -> list[str]:
+    """New numbers of the suffix a model could not write by habit: two significant digits or more.
+
+    A model without memory writes small and round numbers (``1, 2, 3``, ``20``) all the time; an
+    original question uses them more than its twin, whose numbers come from the benchmark's pool,
+    so counting them measures how natural the original is, not whether it was memorised.
+    """
+    return [n for n in new_numbers(prefix, suffix) if significant_digits(n) >= 2]

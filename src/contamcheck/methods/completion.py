@@ -5,13 +5,18 @@ middle word) and continues it greedily. The score is the share of the second hal
 (those the first half does not give away) that the continuation writes. Whole-sentence overlap
 does not work with twins: a model that memorised the original writes nearly the same words for its
 twin. The numbers are what differ, and without memory they can only be guessed.
+
+Only numbers with two significant digits or more count (``37``, ``150``, ``1.25``; not ``3`` or
+``20``): a model without memory writes small and round numbers by habit, and originals use them
+more than their twins do (on HumanEval, SmolLM2 writing ``[1, 2, 3, 4, 5]`` for both a prompt and
+its twin flagged 20% of prompts; counting only such numbers, 8%, p = 0.34).
 """
 
 from __future__ import annotations
 
 import math
 
-from ..controls import new_numbers, normalise, numbers_in, split_question
+from ..controls import hard_new_numbers, normalise, numbers_in, split_question
 from ..evidence import Evidence, GenerateRequest, Request
 from .base import PerTextTest
 
@@ -24,8 +29,8 @@ def generation_budget(suffix: str) -> int:
 
 
 def number_recall(prefix: str, suffix: str, generated: str) -> float:
-    """Share of the suffix's new numbers that ``generated`` contains; NaN if there are none."""
-    wanted = new_numbers(prefix, suffix)
+    """Share of the suffix's hard new numbers that ``generated`` contains; NaN if there are none."""
+    wanted = hard_new_numbers(prefix, suffix)
     if not wanted:
         return math.nan
     written = {normalise(n) for n in numbers_in(generated)}
@@ -36,8 +41,8 @@ class Completion(PerTextTest):
     name = "completion"
     title = "Model writes the exact numbers from the second half of the question"
     measures = (
-        "Share of the second half's new numbers (not given in the first half) that the model writes "
-        "when it continues the first half greedily."
+        "Share of the second half's new numbers (not given in the first half, with two significant "
+        "digits or more) that the model writes when it continues the first half greedily."
     )
     null_hypothesis = (
         "The model never saw the questions, so it is as likely to write a twin's numbers as the "
@@ -51,7 +56,7 @@ class Completion(PerTextTest):
 
     def requests(self, text: str) -> list[Request]:
         split = split_question(text)
-        if split is None or not new_numbers(split.prefix, split.suffix):
+        if split is None or not hard_new_numbers(split.prefix, split.suffix):
             return []
         return [GenerateRequest(split.prefix, generation_budget(split.suffix))]
 
@@ -64,9 +69,9 @@ class Completion(PerTextTest):
 
     def detail(self, text: str, evidence: Evidence) -> str | None:
         split = split_question(text)
-        if split is None or not new_numbers(split.prefix, split.suffix):
+        if split is None or not hard_new_numbers(split.prefix, split.suffix):
             return None
         return evidence.generation(split.prefix, generation_budget(split.suffix))
 
     def unscored_reason(self) -> str:
-        return "the second half has no number that the first half does not already give"
+        return "the second half has no new number of two significant digits or more"
