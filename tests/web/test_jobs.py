@@ -50,13 +50,13 @@ def test_an_audit_goes_from_the_form_to_the_same_report_as_the_cli(client, capsy
     assert downloaded.headers["content-disposition"] == f'attachment; filename="contamcheck-{job_id}.json"'
     web_report = downloaded.json()
 
-    code = main([CHEATER, "sample", "-n", "20", "--seed", "0", "--tests", "completion,min-k", "--json"])
+    code = main([CHEATER, "sample", "-n", "40", "--seed", "0", "--tests", "completion,min-k", "--json"])
     cli_report = json.loads(capsys.readouterr().out)
     assert code == 1
     assert without_run(web_report) == without_run(cli_report)
 
     rows = list(csv.DictReader(io.StringIO(client.get(f"/jobs/{job_id}/report.csv").text)))
-    assert len(rows) == 20
+    assert len(rows) == 40
     assert {"id", "text", "twin", "completion_flagged", "min-k_diff"} <= set(rows[0])
     flagged = sum(row["completion_flagged"] == "true" for row in rows)
     assert flagged == web_report["tests"][0]["n_flagged"]
@@ -72,7 +72,7 @@ def test_an_audit_goes_from_the_form_to_the_same_report_as_the_cli(client, capsy
 
 
 def test_the_result_page_has_skipped_tests_and_caveats(client):
-    job_id = start_job(client, tests=["min-k", "canonical-order"], limit="10", no_order="1")
+    job_id = start_job(client, tests=["min-k", "canonical-order"], limit="30", no_order="1")
     assert wait_for(client, job_id)["status"] == "done"
     report = client.get(f"/jobs/{job_id}/report.json").json()
     skipped = [t for t in report["tests"] if t["status"] == "skipped"]

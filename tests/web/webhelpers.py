@@ -33,11 +33,11 @@ def csrf_token(client: TestClient) -> str:
 
 
 def form(**fields: Any) -> dict[str, Any]:
-    """A filled audit form: the fake cheater on 20 sample questions, two fast tests."""
+    """A filled audit form: the fake cheater on 40 sample questions, two fast tests."""
     values: dict[str, Any] = {
         "model": CHEATER,
         "benchmark": "sample",
-        "limit": "20",
+        "limit": "40",
         "seed": "0",
         "reference": "auto",
         "tests": ["completion", "min-k"],
