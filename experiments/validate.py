@@ -29,14 +29,16 @@ OTHER_FAMILY = "pkg:gemma-3-270m"
 SETTINGS = {"default": "none", "reference": BASE}
 
 
-def models_for(folder: Path, include_gemma: bool) -> dict[str, tuple[str, bool | None]]:
+def models_for(folder: Path, include_gemma: bool, base: str = BASE) -> dict[str, tuple[str, bool | None]]:
     """name -> (model spec, saw the questions?)."""
-    models: dict[str, tuple[str, bool | None]] = {"base": (BASE, None)}
+    models: dict[str, tuple[str, bool | None]] = {"base": (base, None)}
     if include_gemma:
         models["gemma-3-270m"] = (OTHER_FAMILY, None)
-    for name in ("clean-similar", "leak-1", "leak-3", "leak-10"):
-        if (folder / name / "config.json").exists():
-            models[name] = (str(folder / name), name.startswith("leak"))
+    if (folder / "clean-similar" / "config.json").exists():
+        models["clean-similar"] = (str(folder / "clean-similar"), False)
+    leaks = [p for p in folder.glob("leak-*") if (p / "config.json").exists() and p.name[5:].isdigit()]
+    for path in sorted(leaks, key=lambda p: int(p.name[5:])):
+        models[path.name] = (str(path), True)
     return models
 
 
@@ -109,11 +111,12 @@ def summarise(report: dict[str, Any], split: dict[str, Any] | None, saw: bool | 
     return summary
 
 
-def markdown(results: dict[str, Any], benchmark: str) -> str:
+def markdown(results: dict[str, Any], benchmark: str, base: str = BASE) -> str:
     lines = [f"## {benchmark}", ""]
     for setting, models in results["settings"].items():
         names = sorted({t for m in models.values() for t in m["tests"]}, key=_test_order)
-        lines += [f"### Setting: {setting} (reference: {SETTINGS[setting]})", ""]
+        reference = "none" if setting == "default" else f"the base model, {base}"
+        lines += [f"### Setting: {setting} (reference: {reference})", ""]
         lines.append("| model | saw? | " + " | ".join(names) + " | verdict | index |")
         lines.append("|---|---|" + "---|" * len(names) + "---|---|")
         for model, summary in models.items():
@@ -172,7 +175,7 @@ def _cell(test: dict[str, Any] | None) -> str:
     return text + mark
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
@@ -186,8 +189,10 @@ def main() -> None:
     )
     parser.add_argument("--settings", nargs="*", default=list(SETTINGS), choices=list(SETTINGS))
     parser.add_argument("--tests", help="comma-separated tests (default: all)")
+    parser.add_argument("--base", default=BASE, help="the base model the others were fine-tuned from")
+    parser.add_argument("--permutations", type=int, help="permutations per test (default: contamcheck's)")
     parser.add_argument("--out", type=Path, required=True)
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
 
     from contamcheck import AuditConfig, audit
     from contamcheck.report.io import to_json
@@ -201,7 +206,7 @@ def main() -> None:
     results: dict[str, Any] = {"benchmark": args.benchmark, "seed": args.seed, "settings": {}}
     for setting in args.settings:
         results["settings"][setting] = {}
-        for name, (spec, saw) in models_for(folder, not args.no_gemma).items():
+        for name, (spec, saw) in models_for(folder, not args.no_gemma, args.base).items():
             started = time.perf_counter()
             print(f"[{setting}] {name} ...", flush=True)
             config = AuditConfig(
@@ -209,10 +214,11 @@ def main() -> None:
                 benchmark=questions,
                 field=field,
                 limit=len(split["leaked"]) + len(split["held_out"]),
-                reference=SETTINGS[setting] if not (setting == "reference" and spec == BASE) else "none",
+                reference="none" if setting == "default" or spec == args.base else args.base,
                 threads=args.threads,
                 cache=str(args.cache),
                 tests=args.tests.split(",") if args.tests else None,
+                **({"permutations": args.permutations} if args.permutations else {}),
             )
             report = audit(config, progress=_progress)
             (out / f"{setting}-{name}.json").write_text(to_json(report))
@@ -228,7 +234,8 @@ def main() -> None:
             (args.out / f"{args.benchmark}-seed{args.seed}.json").write_text(
                 json.dumps(results, indent=2) + "\n"
             )
-    (args.out / f"{args.benchmark}-seed{args.seed}.md").write_text(markdown(results, args.benchmark) + "\n")
+    table = markdown(results, args.benchmark, args.base)
+    (args.out / f"{args.benchmark}-seed{args.seed}.md").write_text(table + "\n")
     print(f"wrote {args.out}/{args.benchmark}-seed{args.seed}.md")
 
 

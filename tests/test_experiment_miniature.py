@@ -1,0 +1,69 @@
+"""The validation experiment in miniature, so that its code can't rot.
+
+``experiments/contaminate.py`` fine-tunes a tiny base model on half of 40 questions (and a clean
+model on 20 other questions of the same kind), then ``experiments/validate.py`` audits every model
+in both settings and writes the tables: the same code paths as the real experiment
+(docs/VALIDATION.md), on a model built from a config, in seconds.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import sample_rows, write_jsonl
+from tiny import train_tokenizer, trained_model_folder
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "experiments"))
+
+import contaminate
+import validate
+
+pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
+
+
+def test_contaminate_then_validate_on_a_tiny_model(tmp_path):
+    rows = sample_rows()
+    questions = write_jsonl(tmp_path / "gsm8k.jsonl", [{"question": r["question"]} for r in rows[:60]])
+    similar = write_jsonl(tmp_path / "similar.jsonl", [{"text": r["question"]} for r in rows[60:80]])
+    tokenizer = train_tokenizer([r["question"] for r in rows])
+    base = trained_model_folder(tmp_path / "base", tokenizer, [r["question"] for r in rows[80:]], epochs=5)
+    models, cache, out = tmp_path / "models", tmp_path / "cache", tmp_path / "out"
+
+    contaminate.main(
+        [
+            "--benchmark", "gsm8k", "--gsm8k", str(questions), "--questions", "40", "--seed", "3",
+            "--passes", "20", "--clean", "--similar", str(similar), "--base", str(base),
+            "--lr", "5e-3", "--threads", "2", "--cache", str(cache), "--out", str(models),
+        ]
+    )  # fmt: skip
+    folder = models / "gsm8k-seed3"
+    split = json.loads((folder / "split.json").read_text())
+    assert len(split["leaked"]) == len(split["held_out"]) == 20
+    assert not set(split["leaked"]) & set(split["held_out"])
+    for name in ("leak-20", "clean-similar"):
+        training = json.loads((folder / name / "training.json").read_text())
+        assert training["base"] == str(base) and training["steps"] == 20 * 3  # 20 texts, batches of 8
+
+    validate.main(
+        [
+            "--benchmark", "gsm8k", "--seed", "3", "--models", str(models), "--cache", str(cache),
+            "--base", str(base), "--no-gemma", "--tests", "completion,min-k,zlib",
+            "--permutations", "2000", "--threads", "2", "--out", str(out),
+        ]
+    )  # fmt: skip
+    results = json.loads((out / "gsm8k-seed3.json").read_text())
+    assert set(results["settings"]) == {"default", "reference"}
+    for setting in ("default", "reference"):
+        assert list(results["settings"][setting]) == ["base", "clean-similar", "leak-20"]
+        assert (out / "gsm8k-seed3" / f"{setting}-leak-20.json").exists()
+    leaked = results["settings"]["reference"]["leak-20"]
+    assert leaked["saw_questions"] is True and leaked["verdict"] == "likely"
+    zlib = leaked["halves"]["zlib"]
+    assert zlib["auroc_raw_score"] > 0.9
+    assert zlib["leaked_flag_rate"] > zlib["held_out_flag_rate"]
+    assert "halves" not in results["settings"]["reference"]["clean-similar"]
+    table = (out / "gsm8k-seed3.md").read_text()
+    assert "### Setting: reference (reference: the base model" in table and "| leak-20 | **yes** |" in table
