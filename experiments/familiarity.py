@@ -66,6 +66,7 @@ def main() -> None:
     parser.add_argument("--models", type=Path, default=Path("experiments/models"))
     parser.add_argument("--cache", type=Path, default=Path("experiments/runs/cache"))
     parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--no-gemma", action="store_true", help="leave out Gemma-3-270M (the other family)")
     parser.add_argument("--out", type=Path, required=True)
     args = parser.parse_args()
 
@@ -95,6 +96,8 @@ def main() -> None:
     per_model: dict[str, dict[str, np.ndarray]] = {}
     for name, spec in models.items():
         if not spec.startswith("pkg:") and not Path(spec, "config.json").exists():
+            continue
+        if args.no_gemma and spec == OTHER_FAMILY:
             continue
         print(f"scoring {name}", flush=True)
         ev = evidence(spec, texts, args.cache, args.threads)

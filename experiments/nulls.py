@@ -51,7 +51,9 @@ def main() -> None:
     for key, label in STATISTICS.items():
         for reference in (None, "other-family", "base"):
             for model in MODELS:
-                if model == reference or f"{model}|{key}" not in data.files:
+                needed = [f"{model}|{key}"] + ([f"{reference}|{key}"] if reference else [])
+                missing = any(name not in data.files for name in needed)
+                if model == reference or missing:
                     continue
                 x = data[f"{model}|{key}"]
                 y = x - data[f"{model}|{key}:twin_diff"]
