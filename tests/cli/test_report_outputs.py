@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import os
 import subprocess
 import sys
 from importlib import resources
@@ -34,6 +35,10 @@ def test_short_form_writes_json_csv_and_html_that_agree(tmp_path):
     with csv_file.open(newline="", encoding="utf-8") as stream:
         assert len(list(csv.DictReader(stream))) == report.sample.tested == 40
     assert sorted(p.name for p in tmp_path.iterdir()) == ["r.csv", "r.html", "r.json"]  # no temporaries
+    mask = os.umask(0)
+    os.umask(mask)
+    for path in (json_file, csv_file, html_file):  # readable as any new file is, not mkstemp's 0600
+        assert path.stat().st_mode & 0o777 == 0o666 & ~mask
 
 
 def test_long_form_takes_the_same_options(tmp_path):

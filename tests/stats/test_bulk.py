@@ -62,3 +62,18 @@ def test_the_null_count_distribution_and_its_far_tail():
     outcome = bulk_tail_test(values, SIMULATIONS)
     assert 0 < outcome.p_value < 1 / (SIMULATIONS + 1)  # beyond the simulations, from the fitted tail
     assert outcome.min_attainable_p <= outcome.p_value
+
+
+def test_the_null_table_is_kept_in_the_cache_folder_and_read_back(tmp_path):
+    tables = tmp_path / "nulls"
+    counts = null_flag_counts(37, 500, 0.05, 0, tables)
+    [stored] = list(tables.glob("bulk-*-n37-s500-*.npy"))
+    assert np.array_equal(np.load(stored), counts)
+    assert not list(tables.glob(".*tmp"))  # written whole, then renamed
+
+    np.save(stored, np.arange(500))  # what is stored is what a warm run uses: no simulation
+    assert np.array_equal(null_flag_counts(37, 500, 0.05, 0, tables), np.arange(500))
+
+    stored.write_bytes(b"damaged")  # a damaged table is simulated again and replaced
+    assert np.array_equal(null_flag_counts(37, 500, 0.05, 0, tables), counts)
+    assert np.array_equal(np.load(stored), counts)

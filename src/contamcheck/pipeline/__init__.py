@@ -129,6 +129,7 @@ def audit(
                     calibration,
                     permutations,
                     seed,
+                    cache_dir / "nulls" if cache_dir else None,
                 )
             )
 

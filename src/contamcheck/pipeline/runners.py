@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
@@ -105,8 +106,13 @@ def run_per_text(
     calibration: str,
     permutations: int,
     seed: int,
+    tables: Path | None = None,
 ) -> TestResult:
-    """A paired test (each question against its twins) or an unpaired one (against a control file)."""
+    """A paired test (each question against its twins) or an unpaired one (against a control file).
+
+    ``tables``: where the bulk null's simulated reference tables are kept (the cache folder), so a
+    warm run does not simulate them again.
+    """
 
     def generated(text: str) -> str | None:
         return test.detail(text, evidence) if text in scores.target else None
@@ -165,7 +171,7 @@ def run_per_text(
 
     values = np.array(statistics)
     if bulk:
-        return _bulk_result(result, controls, scores, items, test.name, used_ids, seed)
+        return _bulk_result(result, controls, scores, items, test.name, used_ids, seed, tables)
     if controls.paired:
         outcome = sign_flip_test(values, permutations, seed)
     else:
@@ -201,6 +207,7 @@ def _bulk_result(
     name: str,
     used_ids: list[str],
     seed: int,
+    tables: Path | None,
 ) -> TestResult:
     """Each question's own score against the bulk of the benchmark (see ``stats.bulk``)."""
     by_id = {item.id: item for item in controls.items}
@@ -211,7 +218,9 @@ def _bulk_result(
             f"only {len(originals)} questions could be scored; the bulk needs {MIN_QUESTIONS}"
         )
         return result
-    outcome = bulk_tail_test(originals, BULK_SIMULATIONS, seed)
+    # One simulated null per number of questions, shared by the tests (seed 0): it is a reference
+    # table of the procedure, not a draw that should differ between tests.
+    outcome = bulk_tail_test(originals, BULK_SIMULATIONS, tables=tables)
     for item_id, flagged in zip(used_ids, outcome.flags, strict=True):
         items[item_id].tests[name].flagged = bool(flagged)
     preference = originals - twins
@@ -243,7 +252,7 @@ def _bulk_result(
         f"The never-seen bulk holds {outcome.fit.bulk_share:.0%} of the questions; {tail}. "
         f"Familiarity with this kind of text: originals score {np.median(preference):+.3g} above their "
         f"twins (median, 95% interval {low:+.3g} to {high:+.3g}); "
-        f"{twins_above} twins lie above the threshold."
+        f"{twins_above} {'twin lies' if twins_above == 1 else 'twins lie'} above the threshold."
     )
     return result
 
@@ -263,7 +272,17 @@ def run_guided(
     seed: int,
 ) -> TestResult:
     """Guided vs general instruction on the same question: a sign-flip test on the differences."""
-    result = base_result(test, True, "general instruction on the same question")
+    # Uncalibrated (shown, at most "some evidence"): the general instruction does not cancel the
+    # effect of the guided one's wording. On HumanEval, SmolLM2-135M answers the guided prompt by
+    # copying the first piece back ("The original form of the programming problem is: def ..."),
+    # whose words recur in the second half, and the general one with unrelated prose: 37% of 100
+    # prompts flagged by instruction-following alone. Twins under both instructions would cancel it.
+    result = base_result(
+        test,
+        False,
+        "general instruction on the same question (uncalibrated: the instructions differ in more "
+        "than the dataset's name, and small models copy the prompt back when told its source)",
+    )
     used_ids, guided_values, general_values = [], [], []
     recalls: list[tuple[float, float]] = []
     for item in controls.items:

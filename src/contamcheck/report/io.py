@@ -33,10 +33,20 @@ def write_atomic(path: str | Path, text: str) -> None:
     try:
         with os.fdopen(handle, "w", encoding="utf-8", newline="") as stream:
             stream.write(text)
+        os.chmod(temporary, 0o666 & ~_UMASK)  # as open() would create it, not mkstemp's 0600
         os.replace(temporary, target)
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
         raise
+
+
+def _read_umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+_UMASK = _read_umask()  # once, at import: os.umask is process-wide, so never from worker threads
 
 
 def to_json(report: Report) -> str:

@@ -34,9 +34,13 @@ def reference_line(report: Report) -> str:
     ref = report.reference
     if ref.status == "used" and ref.model is not None:
         return ref.model.name
-    if ref.status == "unavailable":
-        return "none (unavailable offline: likelihood tests uncalibrated)"
-    return "none (likelihood tests uncalibrated)"
+    why = ["unavailable offline"] if ref.status == "unavailable" else []
+    ran = [t for t in report.tests if t.status != "skipped"]
+    if any(t.kind == "bulk" for t in ran):
+        why.append("likelihood tests judged against the bulk of the benchmark")
+    elif any(t.kind != "aggregate" and not t.calibrated for t in ran if t.name != "guided"):
+        why.append("likelihood tests uncalibrated")
+    return "none" + (f" ({'; '.join(why)})" if why else "")
 
 
 def header_lines(report: Report) -> list[str]:

@@ -26,7 +26,9 @@ the originals, the tail is the benchmark's structure, not memory (see ``twin_che
 from __future__ import annotations
 
 import functools
+import os
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 from scipy import stats
@@ -69,6 +71,15 @@ def _em(x: np.ndarray) -> tuple[np.ndarray, ...]:
     return best
 
 
+_SQRT_2PI = float(np.sqrt(2 * np.pi))
+
+
+def _normal_pdf(x: np.ndarray, mu: np.ndarray, sd: np.ndarray) -> np.ndarray:
+    """The normal density, in plain numpy (scipy's generic version costs most of the EM's time)."""
+    z = (x - mu) / sd
+    return np.exp(-0.5 * z * z) / (sd * _SQRT_2PI)
+
+
 def _em_from(x: np.ndarray, low_q: float, high_q: float) -> tuple[np.ndarray, ...]:
     """Two-component normal mixtures fitted to each row of x; returns (means, sds, weights, loglik)."""
     rows, n = x.shape
@@ -79,7 +90,7 @@ def _em_from(x: np.ndarray, low_q: float, high_q: float) -> tuple[np.ndarray, ..
     w = np.full((rows, 2), 0.5)
     floor = spread[:, None] * 1e-3
     for _ in range(EM_ITERATIONS):
-        dens = w[:, None, :] * stats.norm.pdf(x[:, :, None], mu[:, None, :], sd[:, None, :])
+        dens = w[:, None, :] * _normal_pdf(x[:, :, None], mu[:, None, :], sd[:, None, :])
         total = dens.sum(axis=2, keepdims=True) + 1e-300
         resp = dens / total
         weight = resp.sum(axis=1) + 1e-12
@@ -87,7 +98,7 @@ def _em_from(x: np.ndarray, low_q: float, high_q: float) -> tuple[np.ndarray, ..
         mu = (resp * x[:, :, None]).sum(axis=1) / weight
         sd = np.sqrt((resp * (x[:, :, None] - mu[:, None, :]) ** 2).sum(axis=1) / weight)
         sd = np.maximum(sd, floor)
-    dens = w[:, None, :] * stats.norm.pdf(x[:, :, None], mu[:, None, :], sd[:, None, :])
+    dens = w[:, None, :] * _normal_pdf(x[:, :, None], mu[:, None, :], sd[:, None, :])
     loglik = np.log(dens.sum(axis=2) + 1e-300).sum(axis=1)
     return mu, sd, w, loglik
 
@@ -119,9 +130,39 @@ def threshold_of(fit: BulkFit, expected_rate: float = EXPECTED_RATE) -> float:
     return fit.centre + float(stats.norm.ppf(1 - expected_rate)) * fit.scale
 
 
+TABLE_VERSION = 1  # bump when the procedure changes, so stored tables are not reused
+
+
+def null_flag_counts(
+    n: int, simulations: int, expected_rate: float, seed: int, tables: Path | None = None
+) -> np.ndarray:
+    """Sorted flag counts of the whole procedure on normal samples of size n (no tail).
+
+    Kept in memory, and in ``tables`` (a folder) when given: a warm audit reads them back.
+    """
+    name = f"bulk-v{TABLE_VERSION}-n{n}-s{simulations}-r{expected_rate:g}-seed{seed}.npy"
+    if tables is not None:
+        try:
+            stored = np.load(tables / name, allow_pickle=False)
+            if stored.shape == (simulations,):
+                return stored
+        except (OSError, ValueError):
+            pass  # missing or damaged: simulate again and overwrite
+    counts = _simulated_counts(n, simulations, expected_rate, seed)
+    if tables is not None:
+        try:
+            tables.mkdir(parents=True, exist_ok=True)
+            partial = tables / f".{name}.{os.getpid()}.tmp"
+            with open(partial, "wb") as handle:
+                np.save(handle, counts, allow_pickle=False)
+            os.replace(partial, tables / name)
+        except OSError:
+            pass  # a read-only cache still gives the right answer, only slower next time
+    return counts
+
+
 @functools.lru_cache(maxsize=32)
-def null_flag_counts(n: int, simulations: int, expected_rate: float, seed: int) -> np.ndarray:
-    """Sorted flag counts of the whole procedure on normal samples of size n (no tail)."""
+def _simulated_counts(n: int, simulations: int, expected_rate: float, seed: int) -> np.ndarray:
     rng = np.random.default_rng(seed)
     z = float(stats.norm.ppf(1 - expected_rate))
     chunk = max(1, 400_000 // max(1, n))
@@ -140,7 +181,11 @@ class BulkOutcome(FlagOutcome):
 
 
 def bulk_tail_test(
-    values: np.ndarray, simulations: int, seed: int = 0, expected_rate: float = EXPECTED_RATE
+    values: np.ndarray,
+    simulations: int,
+    seed: int = 0,
+    expected_rate: float = EXPECTED_RATE,
+    tables: Path | None = None,
 ) -> BulkOutcome:
     """Flag questions above the bulk; p-value: how often a benchmark with no tail flags as many."""
     values = np.asarray(values, dtype=np.float64)
@@ -148,7 +193,7 @@ def bulk_tail_test(
     threshold = threshold_of(fit, expected_rate)
     flags = values > threshold
     observed = int(flags.sum())
-    counts = null_flag_counts(len(values), simulations, expected_rate, seed)
+    counts = null_flag_counts(len(values), simulations, expected_rate, seed, tables)
     p_value, min_p = _tail_probability(counts, observed, len(values))
     low, _ = wilson_interval(observed, len(values))
     return BulkOutcome(

@@ -2,8 +2,8 @@
 
 The rule (SPEC §8), in one place:
 
-* **Calibrated** tests have a null that a clean model treats like the benchmark: completion and the
-  other generation tests (twin or control file), and likelihood tests with a reference model, a
+* **Calibrated** tests have a null that a clean model treats like the benchmark: completion (twin or
+  control file), canonical order, and likelihood tests with a reference model, a
   control file, or the bulk null (``stats.bulk``). An uncalibrated test is shown but can raise the
   verdict to "some evidence" at most.
 * p-values are Holm-adjusted: calibrated tests within the family of calibrated tests that ran,
@@ -138,7 +138,8 @@ def judge(outcomes: Sequence[TestOutcome], alpha: float) -> Judgement:
     if suspicious:
         uncalibrated = [name for name in suspicious if name not in {o.name for o in calibrated}]
         note = (
-            f" ({_names(uncalibrated)} uncalibrated: add a reference model or a control file to confirm.)"
+            f" ({_names(uncalibrated)} uncalibrated: its null is not known to hold for a clean model, "
+            "so it cannot call the model contaminated on its own.)"
             if uncalibrated
             else ""
         )
