@@ -71,7 +71,10 @@ def halves(report: dict[str, Any], split: dict[str, Any]) -> dict[str, dict[str,
                 continue
             if entry.get("flagged") is not None:
                 flags[half].append(entry["flagged"])
-            statistic = entry.get("diff") if entry.get("diff") is not None else entry.get("score")
+            # The number the test flags on: the question's own score for the bulk null (less the
+            # reference's with a reference), the difference from its twin for paired tests.
+            paired = test["kind"] != "bulk" and entry.get("diff") is not None
+            statistic = entry.get("diff") if paired else entry.get("score")
             if statistic is not None:
                 stats[half].append(statistic)
             if entry.get("score") is not None:

@@ -46,7 +46,11 @@ def test_short_form_catches_a_cheater(capsys):
     code, out, _ = run(capsys, CHEATER, "sample", *FAST)
     assert code == 1
     assert "Likely contaminated" in out and "completion" in out
-    assert "[uncalibrated]" not in out  # likelihood tests are judged against the bulk
+    # likelihood tests are judged against the bulk; only guided is uncalibrated
+    words = " ".join(out.split())
+    assert "likelihood tests judged against the bulk" in words
+    before_mark = words.split("[uncalibrated]")[0].rsplit("✓", 1)[-1]
+    assert words.count("[uncalibrated]") == 1 and "guided" in before_mark
 
 
 def test_long_form_gives_the_same_report(capsys):

@@ -18,9 +18,10 @@ So likelihood tests compare each question's own score with the *bulk* of the ben
   produce as many flags?
 
 The null assumes the bulk is roughly normal. A benchmark whose scores have two bumps for another
-reason (two kinds of question) would look like a tail; the twins guard against that: they are
-text of the same difficulty the model never saw, so if they fall above the threshold as often as
-the originals, the tail is the benchmark's structure, not memory (see ``twin_check``).
+reason (two kinds of question) would look like a tail. The report counts the twins above the
+threshold (``twin_check``) for a reader to weigh, but the verdict does not use it: measured, the
+twins of memorised questions rise with them (they share most of their text), so twins above the
+threshold cannot tell structure from memory (docs/METHODS.md).
 """
 
 from __future__ import annotations
