@@ -11,7 +11,8 @@ Nulls, with x = a question's score, y = its twin's, d = x - y:
 * ``twins``: flag x above the 95th percentile of the twins' scores shifted by the median of d;
 * ``bulk``: flag x above the 95th percentile of the never-seen bulk (``contamcheck.stats.bulk``).
 
-    python experiments/nulls.py experiments/runs/familiarity-seed1.npz > docs/validation/nulls-gsm8k-seed1-tuning.md
+    python experiments/nulls.py experiments/runs/familiarity-seed1.npz \\
+        > docs/validation/nulls-gsm8k-seed1-tuning.md
 """
 
 from __future__ import annotations

@@ -7,14 +7,12 @@ leak to the "cheater"; a clean model trained the same way on 30 *other* question
 
 from __future__ import annotations
 
-import json
 import random
 from dataclasses import dataclass
-from importlib import resources
 from pathlib import Path
 
 import pytest
-from tiny import train_tokenizer, trained_model_folder
+from tiny import sample_rows, train_tokenizer, trained_model_folder, write_jsonl
 
 EPOCHS = 60
 
@@ -27,16 +25,6 @@ class TinySetup:
     held_out: list[str]  # the 30 it did not
     cheater: Path  # model folder
     clean: Path  # model folder, same recipe on other questions
-
-
-def sample_rows() -> list[dict[str, str]]:
-    text = resources.files("contamcheck.benchmarks").joinpath("data/sample.jsonl").read_text("utf-8")
-    return [json.loads(line) for line in text.splitlines() if line.strip()]
-
-
-def write_jsonl(path: Path, rows: list[dict[str, str]]) -> Path:
-    path.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
-    return path
 
 
 @pytest.fixture(scope="session")

@@ -13,8 +13,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import sample_rows, write_jsonl
-from tiny import train_tokenizer, trained_model_folder
+from tiny import sample_rows, train_tokenizer, trained_model_folder, write_jsonl
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "experiments"))
 

@@ -6,8 +6,10 @@ clean control is the same recipe fine-tuned on other questions of the same kind.
 
 from __future__ import annotations
 
+import json
 import sys
 from collections.abc import Sequence
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +18,17 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "experiments"))
 from finetune import finetune
 
 SPECIAL = "<|endoftext|>"
+
+
+def sample_rows() -> list[dict[str, str]]:
+    """The bundled sample benchmark's rows."""
+    text = resources.files("contamcheck.benchmarks").joinpath("data/sample.jsonl").read_text("utf-8")
+    return [json.loads(line) for line in text.splitlines() if line.strip()]
+
+
+def write_jsonl(path: Path, rows: list[dict[str, str]]) -> Path:
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    return path
 
 
 def train_tokenizer(texts: Sequence[str], vocab_size: int = 400) -> Any:

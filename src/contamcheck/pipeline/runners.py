@@ -368,8 +368,10 @@ def run_canonical_order(
     result.median_difference = float(np.median(values))
     permutations = min(len(s.orderings) for s in shards)
     effect = minimum_detectable_effect(len(usable), alpha)
+    smallest, largest = min(len(s.items) for s in shards), max(len(s.items) for s in shards)
+    sizes = f"{smallest}" if smallest == largest else f"{smallest}-{largest}"
     result.note = (
-        f"{len(usable)} shards of {min(len(s.items) for s in shards)}-{max(len(s.items) for s in shards)} "
+        f"{len(usable)} shards of {sizes} "
         f"consecutive questions from the start of the benchmark, {permutations} reorderings each "
         f"(Oren et al. used 50 shards x 250 on GPUs). With 80% power at alpha {alpha:g} this detects a "
         f"published-order preference of at least {effect:.1f} standard deviations of the shard differences."
