@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from importlib import resources
@@ -49,8 +50,8 @@ def test_short_form_catches_a_cheater(capsys):
     # likelihood tests are judged against the bulk; only guided is uncalibrated
     words = " ".join(out.split())
     assert "likelihood tests judged against the bulk" in words
-    before_mark = words.split("[uncalibrated]")[0].rsplit("✓", 1)[-1]
-    assert words.count("[uncalibrated]") == 1 and "guided" in before_mark
+    assert words.count("[uncalibrated]") == 1
+    assert re.search(r"guided: [^✓✗!–]*\[uncalibrated\]", words)
 
 
 def test_long_form_gives_the_same_report(capsys):

@@ -28,6 +28,7 @@ from ..report.model import BulkNull, ItemRecord, ItemTestResult, ShardResult, Te
 from ..stats import label_permutation_test, sign_flip_test
 from ..stats import wilson_interval as wilson
 from ..stats.bulk import bulk_tail_test, twin_check
+from ..stats.flags import FlagOutcome
 
 MIN_QUESTIONS = 20
 BULK_SIMULATIONS = 2000
@@ -87,12 +88,16 @@ def score_texts(
     return TextScores(target_scores, reference_scores)
 
 
-def _fill_flag_statistics(result: TestResult, values: np.ndarray, flags_count: int) -> None:
-    n = len(values)
+def _fill_flag_statistics(result: TestResult, n: int, outcome: FlagOutcome) -> None:
+    """What every per-question test reports from its flags: counts, rate, threshold, p-value."""
     result.n = n
-    result.n_flagged = flags_count
-    result.flag_rate = flags_count / n
-    result.flag_rate_ci = wilson(flags_count, n)
+    result.n_flagged = outcome.flagged
+    result.flag_rate = outcome.flagged / n
+    result.flag_rate_ci = wilson(outcome.flagged, n)
+    result.threshold = outcome.threshold
+    result.p_value = outcome.p_value
+    result.min_attainable_p = outcome.min_attainable_p
+    result.permutations = outcome.permutations
 
 
 def run_per_text(
@@ -178,9 +183,9 @@ def run_per_text(
         outcome = label_permutation_test(values, np.array(control_values), permutations, seed)
     for item_id, flagged in zip(used_ids, outcome.flags, strict=True):
         items[item_id].tests[test.name].flagged = bool(flagged)
+    centre = 0.0 if controls.paired else float(np.median(control_values))
     if not controls.paired:
         # Unpaired, a question's difference is its score against the controls' median.
-        centre = float(np.median(control_values))
         for item_record in [*items.values(), *control_records.values()]:
             scored = item_record.tests.get(test.name)
             if scored is not None and scored.score is not None:
@@ -188,12 +193,7 @@ def run_per_text(
         for control_record in control_records.values():
             entry = control_record.tests[test.name]
             entry.flagged = None if entry.score is None else entry.score > outcome.threshold
-    _fill_flag_statistics(result, values, outcome.flagged)
-    result.threshold = outcome.threshold
-    result.p_value = outcome.p_value
-    result.min_attainable_p = outcome.min_attainable_p
-    result.permutations = outcome.permutations
-    centre = float(np.median(control_values)) if not controls.paired else 0.0
+    _fill_flag_statistics(result, len(values), outcome)
     result.mean_difference = float(values.mean()) - centre
     result.median_difference = float(np.median(values)) - centre
     return result
@@ -236,11 +236,7 @@ def _bulk_result(
         twin_preference_ci=(low, high),
         twins_above_threshold=twins_above,
     )
-    _fill_flag_statistics(result, originals, outcome.flagged)
-    result.threshold = outcome.threshold
-    result.p_value = outcome.p_value
-    result.min_attainable_p = outcome.min_attainable_p
-    result.permutations = outcome.permutations
+    _fill_flag_statistics(result, len(originals), outcome)
     result.mean_difference = float(preference.mean())
     result.median_difference = float(np.median(preference))
     tail = (
@@ -315,11 +311,7 @@ def run_guided(
     outcome = sign_flip_test(diffs, permutations, seed)
     for item_id, flagged in zip(used_ids, outcome.flags, strict=True):
         items[item_id].tests[test.name].flagged = bool(flagged)
-    _fill_flag_statistics(result, diffs, outcome.flagged)
-    result.threshold = outcome.threshold
-    result.p_value = outcome.p_value
-    result.min_attainable_p = outcome.min_attainable_p
-    result.permutations = outcome.permutations
+    _fill_flag_statistics(result, len(diffs), outcome)
     result.mean_difference = float(diffs.mean())
     result.median_difference = float(np.median(diffs))
     recall = np.array([r for r in recalls if not math.isnan(r[0])])

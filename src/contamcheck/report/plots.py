@@ -85,6 +85,8 @@ def bulk_histogram(scores: Sequence[float], null: Any, threshold: float | None, 
     """Questions' scores with the fitted bulk's density (scaled to the bulk's share) and the threshold."""
     import numpy as np
 
+    from ..stats.bulk import normal_pdf
+
     values = np.asarray(scores, dtype=float)
     bins = _bins(values, threshold)
 
@@ -92,7 +94,7 @@ def bulk_histogram(scores: Sequence[float], null: Any, threshold: float | None, 
         _, edges, _ = ax.hist(values, bins=bins, color=BENCHMARK_COLOUR, alpha=0.7, label="questions")
         grid = np.linspace(edges[0], edges[-1], 200)
         width = edges[1] - edges[0]
-        density = np.exp(-0.5 * ((grid - null.centre) / null.scale) ** 2) / (null.scale * np.sqrt(2 * np.pi))
+        density = normal_pdf(grid, null.centre, null.scale)
         expected = density * width * len(values) * null.bulk_share
         ax.plot(grid, expected, color=NULL_COLOUR, linewidth=1.4, label="null: the never-seen bulk")
         _threshold_line(ax, threshold, "flag threshold")

@@ -35,11 +35,8 @@ def reference_line(report: Report) -> str:
     if ref.status == "used" and ref.model is not None:
         return ref.model.name
     why = ["unavailable offline"] if ref.status == "unavailable" else []
-    ran = [t for t in report.tests if t.status != "skipped"]
-    if any(t.kind == "bulk" for t in ran):
+    if any(t.kind == "bulk" and t.status != "skipped" for t in report.tests):
         why.append("likelihood tests judged against the bulk of the benchmark")
-    elif any(t.kind != "aggregate" and not t.calibrated for t in ran if t.name != "guided"):
-        why.append("likelihood tests uncalibrated")
     return "none" + (f" ({'; '.join(why)})" if why else "")
 
 

@@ -75,7 +75,7 @@ def _em(x: np.ndarray) -> tuple[np.ndarray, ...]:
 _SQRT_2PI = float(np.sqrt(2 * np.pi))
 
 
-def _normal_pdf(x: np.ndarray, mu: np.ndarray, sd: np.ndarray) -> np.ndarray:
+def normal_pdf(x: np.ndarray, mu: np.ndarray, sd: np.ndarray) -> np.ndarray:
     """The normal density, in plain numpy (scipy's generic version costs most of the EM's time)."""
     z = (x - mu) / sd
     return np.exp(-0.5 * z * z) / (sd * _SQRT_2PI)
@@ -91,7 +91,7 @@ def _em_from(x: np.ndarray, low_q: float, high_q: float) -> tuple[np.ndarray, ..
     w = np.full((rows, 2), 0.5)
     floor = spread[:, None] * 1e-3
     for _ in range(EM_ITERATIONS):
-        dens = w[:, None, :] * _normal_pdf(x[:, :, None], mu[:, None, :], sd[:, None, :])
+        dens = w[:, None, :] * normal_pdf(x[:, :, None], mu[:, None, :], sd[:, None, :])
         total = dens.sum(axis=2, keepdims=True) + 1e-300
         resp = dens / total
         weight = resp.sum(axis=1) + 1e-12
@@ -99,7 +99,7 @@ def _em_from(x: np.ndarray, low_q: float, high_q: float) -> tuple[np.ndarray, ..
         mu = (resp * x[:, :, None]).sum(axis=1) / weight
         sd = np.sqrt((resp * (x[:, :, None] - mu[:, None, :]) ** 2).sum(axis=1) / weight)
         sd = np.maximum(sd, floor)
-    dens = w[:, None, :] * _normal_pdf(x[:, :, None], mu[:, None, :], sd[:, None, :])
+    dens = w[:, None, :] * normal_pdf(x[:, :, None], mu[:, None, :], sd[:, None, :])
     loglik = np.log(dens.sum(axis=2) + 1e-300).sum(axis=1)
     return mu, sd, w, loglik
 

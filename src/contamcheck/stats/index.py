@@ -117,11 +117,9 @@ def evidence_index(results: Sequence[Contributor], verdict: str) -> Index:
         c.test for c in components if not c.contributes and c.reason == "uncalibrated" and c.strength > 0
     ]
     if unheard:
-        likelihood = [name for name in unheard if name != "guided"]
         explanation += (
             f" {', '.join(unheard)} found more than chance but, uncalibrated, "
-            f"{'does' if len(unheard) == 1 else 'do'} not count here"
-            + (f" ({', '.join(likelihood)}: add a reference model or a control file)." if likelihood else ".")
+            f"{'does' if len(unheard) == 1 else 'do'} not count here."
         )
     if verdict == "likely" and value < MODERATE:
         value = MODERATE
