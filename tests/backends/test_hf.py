@@ -85,6 +85,32 @@ def test_batched_generation_with_left_padding_equals_one_by_one(tiny):
     assert long == alone[1]
 
 
+def test_pruned_greedy_decoding_equals_transformers_generate(tiny):
+    """Rows leave the batch at their own limit or end token; the tokens stay those of generate."""
+    import torch
+
+    prompts = ["A baker sells 48", "How many minutes are there in 3.5 hours? And how many in", "Tom has"]
+    encoded = [tiny.tokenizer(p)["input_ids"] for p in prompts]
+    limits = [3, 12, 8]
+    standard = tiny._greedy_with_generate(encoded, limits, None, torch)
+    assert [len(row) for row in standard] == limits
+    assert tiny._greedy(encoded, limits, None, torch) == standard
+    # an "end" token that one row emits and another doesn't: one row stops early, another goes on
+    stop = next(t for t in {r[0] for r in standard} if sum(t in r for r in standard) < len(standard))
+    ended = tiny._greedy_with_generate(encoded, limits, stop, torch)
+    lengths = [len(r) - n for r, n in zip(ended, limits, strict=True)]
+    assert min(lengths) < 0 and max(lengths) == 0  # one row ended early, one ran to its limit
+    assert tiny._greedy(encoded, limits, stop, torch) == ended
+
+
+def test_generation_is_split_to_fit_the_cache_budget(tiny):
+    prompts = ["A baker sells 48", "How many minutes are there in 3.5 hours? And how many in", "Tom has"]
+    together = tiny.generate(prompts, [6, 6, 6])
+    tiny.cache_token_budget = 20  # room for one prompt and its new tokens at a time
+    assert [len(g) for g in tiny._generation_batches([0, 1, 2], [[0] * 10] * 3, [6, 6, 6])] == [1, 1, 1]
+    assert tiny.generate(prompts, [6, 6, 6]) == together
+
+
 def test_chat_without_a_template_falls_back_to_raw_text(tiny):
     assert not tiny.has_chat_template
     assert tiny.generate(["A baker sells 48"], [4], chat=True) == tiny.generate(["A baker sells 48"], [4])

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import inspect
 import json
 import re
 import warnings
@@ -42,6 +43,7 @@ TOKENIZER_FILES = (
 )
 LOGIT_BYTES_BUDGET = 96 * 2**20  # the [tokens x vocab] logits of one forward pass
 REDUCE_FLOATS = 2**22  # positions x vocab reduced at once when computing the token statistics
+CACHE_BYTES_BUDGET = 256 * 2**20  # the key/value cache of one generation batch
 
 
 @dataclass(frozen=True)
@@ -197,6 +199,14 @@ class HFModel:
             # Padding is masked out; any id works, and end-of-sequence is the usual choice.
             tokenizer.pad_token = tokenizer.eos_token or tokenizer.convert_ids_to_tokens(0)
         self.token_budget = max(64, LOGIT_BYTES_BUDGET // (4 * self.vocab_size))
+        element = torch_element_size(dtype)
+        self.cache_token_budget = max(
+            256, CACHE_BYTES_BUDGET // (_cache_floats_per_token(model.config) * element)
+        )
+        accepts = inspect.signature(model.forward).parameters
+        self._prunable = "position_ids" in accepts and "logits_to_keep" in accepts
+        # transformers renamed past_key_values to cache (5.x); older releases know only the former
+        self._cache_argument = "cache" if "cache" in accepts else "past_key_values"
 
     @classmethod
     def load(
@@ -293,44 +303,123 @@ class HFModel:
         self, prompts: Sequence[str], max_new_tokens: Sequence[int], chat: bool = False
     ) -> list[str]:
         import torch
-        from transformers import GenerationConfig
 
-        budget = max(max_new_tokens, default=0)
-        if budget <= 0:
+        if max(max_new_tokens, default=0) <= 0:
             return ["" for _ in prompts]
         rendered = [self._render_prompt(p, chat) for p in prompts]
         use_special = not (chat and self.has_chat_template)
         encoded = [list(self.tokenizer(t, add_special_tokens=use_special)["input_ids"]) for t in rendered]
         if self.context_length:
-            room = max(1, self.context_length - budget)
-            encoded = [ids[-room:] for ids in encoded]  # keep the end of an over-long prompt
+            # keep the end of an over-long prompt
+            encoded = [
+                ids[-max(1, self.context_length - n) :]
+                for ids, n in zip(encoded, max_new_tokens, strict=True)
+            ]
+        limits = [max(0, n) for n in max_new_tokens]
+        produced: list[list[int]] = [[] for _ in prompts]
+        wanted = [i for i, n in enumerate(limits) if n > 0]
+        for group in self._generation_batches(wanted, encoded, limits):
+            rows = self._greedy(
+                [encoded[i] for i in group], [limits[i] for i in group], self.tokenizer.eos_token_id, torch
+            )
+            for index, row in zip(group, rows, strict=True):
+                produced[index] = row
+        return [self.tokenizer.decode(row, skip_special_tokens=True) for row in produced]
+
+    def _generation_batches(
+        self, indices: list[int], encoded: list[list[int]], limits: list[int]
+    ) -> Iterator[list[int]]:
+        """Consecutive groups whose key/value cache (prompt and new tokens) fits the budget.
+
+        A deterministic function of the texts, so a resumed audit generates in the same groups.
+        """
+        group: list[int] = []
+        longest = 0
+        for index in indices:
+            need = len(encoded[index]) + limits[index]
+            if group and max(longest, need) * (len(group) + 1) > self.cache_token_budget:
+                yield group
+                group, longest = [], 0
+            group.append(index)
+            longest = max(longest, need)
+        if group:
+            yield group
+
+    def _greedy(
+        self, sequences: list[list[int]], limits: list[int], eos: int | None, torch: Any
+    ) -> list[list[int]]:
+        """Greedy decoding of left-padded prompts, dropping each row from the batch once it ends.
+
+        The same tokens as ``generate`` with ``do_sample=False`` (a test checks this), but a row
+        that reached its end-of-sequence token or its own token limit stops costing compute:
+        ``generate`` keeps stepping every row until the longest is done.
+        """
+        if not self._prunable:
+            return self._greedy_with_generate(sequences, limits, eos, torch)
         pad = self.tokenizer.pad_token_id
-        width = max(len(ids) for ids in encoded)
-        input_ids = torch.tensor(
-            [[pad] * (width - len(ids)) + ids for ids in encoded], device=self._input_device
-        )
-        attention = torch.tensor(
-            [[0] * (width - len(ids)) + [1] * len(ids) for ids in encoded],
-            device=self._input_device,
-        )
+        width = max(len(s) for s in sequences)
+        device = self._input_device
+        ids = torch.tensor([[pad] * (width - len(s)) + s for s in sequences], device=device)
+        mask = torch.tensor([[0] * (width - len(s)) + [1] * len(s) for s in sequences], device=device)
+        positions = (mask.cumsum(-1) - 1).clamp_min(0)
+        produced: list[list[int]] = [[] for _ in sequences]
+        active = list(range(len(sequences)))
+        with torch.inference_mode():
+            out = self.model(
+                input_ids=ids, attention_mask=mask, position_ids=positions, use_cache=True, logits_to_keep=1
+            )
+            cache: Any = getattr(out, "cache", None) or getattr(out, "past_key_values", None)
+            if not hasattr(cache, "batch_select_indices"):  # a cache we can't shrink: the standard path
+                return self._greedy_with_generate(sequences, limits, eos, torch)
+            following = positions[:, -1:] + 1
+            while True:
+                chosen = out.logits[:, -1].argmax(-1)
+                keep = []
+                for slot, (row, token) in enumerate(zip(active, chosen.tolist(), strict=True)):
+                    if token == eos:
+                        continue
+                    produced[row].append(token)
+                    if len(produced[row]) < limits[row]:
+                        keep.append(slot)
+                if not keep:
+                    break
+                if len(keep) < len(active):
+                    selected = torch.tensor(keep, device=device)
+                    cache.batch_select_indices(selected)
+                    mask, chosen, following = mask[selected], chosen[selected], following[selected]
+                    active = [active[slot] for slot in keep]
+                mask = torch.cat([mask, mask.new_ones((len(active), 1))], dim=-1)
+                out = self.model(
+                    input_ids=chosen[:, None],
+                    attention_mask=mask,
+                    position_ids=following,
+                    use_cache=True,
+                    **{self._cache_argument: cache},
+                )
+                following = following + 1
+        return produced
+
+    def _greedy_with_generate(
+        self, sequences: list[list[int]], limits: list[int], eos: int | None, torch: Any
+    ) -> list[list[int]]:
+        """The standard path, for models whose forward pass takes no position ids or logits_to_keep."""
+        from transformers import GenerationConfig
+
+        pad = self.tokenizer.pad_token_id
+        width = max(len(s) for s in sequences)
+        device = self._input_device
+        ids = torch.tensor([[pad] * (width - len(s)) + s for s in sequences], device=device)
+        mask = torch.tensor([[0] * (width - len(s)) + [1] * len(s) for s in sequences], device=device)
         config = GenerationConfig(
-            max_new_tokens=budget,
-            do_sample=False,
-            pad_token_id=pad,
-            eos_token_id=self.tokenizer.eos_token_id,
+            max_new_tokens=max(limits), do_sample=False, pad_token_id=pad, eos_token_id=eos
         )
         with torch.inference_mode(), _quiet_transformers():
-            output = self.model.generate(
-                input_ids=input_ids, attention_mask=attention, generation_config=config
-            )
-        texts = []
-        eos = self.tokenizer.eos_token_id
-        for row, limit in zip(output[:, width:].tolist(), max_new_tokens, strict=True):
+            output = self.model.generate(input_ids=ids, attention_mask=mask, generation_config=config)
+        rows = []
+        for row, limit in zip(output[:, width:].tolist(), limits, strict=True):
             row = row[:limit]
-            if eos is not None and eos in row:
-                row = row[: row.index(eos)]
-            texts.append(self.tokenizer.decode(row, skip_special_tokens=True))
-        return texts
+            rows.append(row[: row.index(eos)] if eos is not None and eos in row else row)
+        return rows
 
     # -- internals -----------------------------------------------------------------------------
 
@@ -437,6 +526,33 @@ def _save_converted(model: Any, tokenizer: Any, target: Path) -> None:
     except Exception:  # the copy only saves time: nothing about it may fail the audit
         if staging is not None:
             shutil.rmtree(staging, ignore_errors=True)
+
+
+def torch_element_size(dtype: Any) -> int:
+    """Bytes per element of a torch dtype (4 where it can't be told)."""
+    try:
+        return int(dtype.itemsize)
+    except AttributeError:
+        return 4
+
+
+def _cache_floats_per_token(config: Any) -> int:
+    """Numbers the key/value cache keeps per token: layers x 2 x key/value heads x head size."""
+    text = config.get_text_config() if hasattr(config, "get_text_config") else config
+
+    def first(*names: str) -> int | None:
+        for name in names:
+            value = getattr(text, name, None)
+            if isinstance(value, int) and value > 0:
+                return value
+        return None
+
+    layers = first("num_hidden_layers", "n_layer", "num_layers") or 32
+    hidden = first("hidden_size", "n_embd", "d_model") or 4096
+    heads = first("num_attention_heads", "n_head") or 32
+    kv_heads = first("num_key_value_heads") or heads
+    head_dim = first("head_dim") or max(1, hidden // heads)
+    return layers * 2 * kv_heads * head_dim
 
 
 def _context_length(config: Any, tokenizer: Any) -> int | None:
