@@ -64,9 +64,8 @@ def fresh_cache(root: Path, converted: Path | None) -> Path:
 def floor_seconds(
     benchmark: str, limit: int, batch_size: int, threads: int, converted: Path
 ) -> dict[str, float]:
-    """Forward passes and generate calls alone, on the audit's own batches."""
+    """Forward passes and decoding steps alone, on the audit's own batches, tokenised beforehand."""
     import torch
-    from transformers import GenerationConfig
 
     from contamcheck.backends import ModelOptions, describe_model, load_model
     from contamcheck.config import AuditConfig
@@ -100,19 +99,11 @@ def floor_seconds(
             prompts = [model._render_prompt(r.prompt, chat) for r in group]
             special = not (chat and model.has_chat_template)
             encoded = [list(model.tokenizer(p, add_special_tokens=special)["input_ids"]) for p in prompts]
-            width = max(len(e) for e in encoded)
-            pad = model.tokenizer.pad_token_id
-            ids = torch.tensor([[pad] * (width - len(e)) + e for e in encoded])
-            mask = torch.tensor([[0] * (width - len(e)) + [1] * len(e) for e in encoded])
-            config_g = GenerationConfig(
-                max_new_tokens=max(r.max_new_tokens for r in group),
-                do_sample=False,
-                pad_token_id=pad,
-                eos_token_id=model.tokenizer.eos_token_id,
-            )
+            limits = [r.max_new_tokens for r in group]
+            eos = model.tokenizer.eos_token_id
             started = time.perf_counter()
-            with torch.inference_mode():
-                model.model.generate(input_ids=ids, attention_mask=mask, generation_config=config_g)
+            for sub in model._generation_batches(list(range(len(group))), encoded, limits):
+                model._greedy([encoded[i] for i in sub], [limits[i] for i in sub], eos, torch)
             generated += time.perf_counter() - started
     return {
         "forward_s": scored,
@@ -161,8 +152,12 @@ def naive_seconds(benchmark: str, limit: int, threads: int, converted: Path) -> 
                         mean = (p * logp).sum(-1)
                         _ = ((p * logp.square()).sum(-1) - mean.square()).sqrt()
                     _ = realised.sum()
-                elif isinstance(request, GenerateRequest):
-                    model.generate([request.prompt], [request.max_new_tokens], chat=request.chat)
+                elif isinstance(request, GenerateRequest):  # transformers' own generate, batch size 1
+                    prompt = model._render_prompt(request.prompt, request.chat)
+                    special = not (request.chat and model.has_chat_template)
+                    ids = list(model.tokenizer(prompt, add_special_tokens=special)["input_ids"])
+                    eos = model.tokenizer.eos_token_id
+                    model._greedy_with_generate([ids], [request.max_new_tokens], eos, torch)
     return time.perf_counter() - started
 
 
@@ -226,7 +221,11 @@ def measure(
     if args.naive_limit:
         print(f"[{name}] naive pipeline on {args.naive_limit}", flush=True)
         naive = naive_seconds(benchmark, args.naive_limit, args.threads, converted)
-        ours = run_audit(benchmark, args.naive_limit, fresh_cache(root, converted), args.threads)
+        same = args.naive_limit >= cold["sample"]["tested"]
+        if same:
+            ours = cold
+        else:
+            ours = run_audit(benchmark, args.naive_limit, fresh_cache(root, converted), args.threads)
         result["naive"] = {
             "questions": args.naive_limit,
             "naive_s": naive,
