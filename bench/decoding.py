@@ -1,0 +1,79 @@
+"""Greedy decoding of 16 audit prompts: batch size 1 vs a batch of 16, transformers' generate vs ours.
+
+Takes the audit's own generation requests for a benchmark (16 from the middle of the length order,
+plain and chat separately), decodes them three ways and checks that our loop writes the very text
+batch-size-1 ``generate`` writes:
+
+    python bench/decoding.py ../shared/data/gsm8k/test.jsonl --cache /tmp/decoding-cache
+    python bench/decoding.py humaneval --cache /tmp/decoding-cache
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from pathlib import Path
+from typing import Any
+
+MODEL = "pkg:smollm2-135m-instruct"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("benchmark")
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--cache", type=Path, required=True, help="folder for the dequantised model copy")
+    args = parser.parse_args()
+
+    import torch
+
+    from contamcheck.backends import ModelOptions, describe_model, load_model
+    from contamcheck.config import AuditConfig
+    from contamcheck.evidence import MemoryStore
+    from contamcheck.pipeline import plan_audit
+
+    torch.set_num_threads(args.threads)
+    options = ModelOptions(device="cpu", threads=args.threads, cache_dir=args.cache)
+    model: Any = load_model(MODEL, options, describe_model(MODEL, options, MemoryStore().file_digest))
+    config = AuditConfig(
+        model=MODEL, benchmark=args.benchmark, limit=40, reference="none", threads=args.threads
+    )
+    plan = plan_audit(config)
+    requests = [r for r in {r.key: r for r in plan.requests}.values() if r.kind == "generate"]
+    eos = model.tokenizer.eos_token_id
+    print("| 16 prompts | batch 1, generate | batch 16, generate | batch 16, our loop | same text |")
+    print("|---|---|---|---|---|")
+    for chat in (False, True):
+        group = sorted([r for r in requests if r.chat == chat], key=lambda r: (r.length, r.key))[8:24]
+        if not group:
+            continue
+        special = not (chat and model.has_chat_template)
+        encoded = [
+            list(
+                model.tokenizer(model._render_prompt(r.prompt, chat), add_special_tokens=special)["input_ids"]
+            )
+            for r in group
+        ]
+        limits = [r.max_new_tokens for r in group]
+        started = time.perf_counter()
+        alone = [
+            model._greedy_with_generate([e], [n], eos, torch)[0] for e, n in zip(encoded, limits, strict=True)
+        ]
+        one = time.perf_counter() - started
+        started = time.perf_counter()
+        model._greedy_with_generate(encoded, limits, eos, torch)
+        batched = time.perf_counter() - started
+        started = time.perf_counter()
+        ours = model.generate([r.prompt for r in group], limits, chat=chat)
+        pruned = time.perf_counter() - started
+        same = sum(
+            model.tokenizer.decode(a, skip_special_tokens=True) == b for a, b in zip(alone, ours, strict=True)
+        )
+        kind = "chat (guided)" if chat else "plain (completion)"
+        print(f"| {kind} | {one:.1f} s | {batched:.1f} s | {pruned:.1f} s | {same}/{len(group)} |")
+
+
+if __name__ == "__main__":
+    main()
