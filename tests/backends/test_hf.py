@@ -103,6 +103,26 @@ def test_pruned_greedy_decoding_equals_transformers_generate(tiny):
     assert tiny._greedy(encoded, limits, stop, torch) == ended
 
 
+def test_the_in_place_cache_writes_the_same_tokens(tiny, monkeypatch):
+    import torch
+
+    from contamcheck.backends import kv_cache
+
+    prompts = ["A baker sells 48", "How many minutes are there in 3.5 hours? And how many in", "Tom has"]
+    encoded = [tiny.tokenizer(p)["input_ids"] for p in prompts]
+    swapped = []
+    original = kv_cache.preallocate
+    monkeypatch.setattr(kv_cache, "preallocate", lambda c, n: swapped.append(original(c, n)) or swapped[-1])
+    limits = [3, 12, 8]
+    in_place = tiny._greedy(encoded, limits, None, torch)
+    assert swapped == [True]  # the tiny llama's layers were swapped
+    tiny._preallocate = False
+    try:
+        assert tiny._greedy(encoded, limits, None, torch) == in_place
+    finally:
+        tiny._preallocate = True
+
+
 def test_generation_is_split_to_fit_the_cache_budget(tiny):
     prompts = ["A baker sells 48", "How many minutes are there in 3.5 hours? And how many in", "Tom has"]
     together = tiny.generate(prompts, [6, 6, 6])

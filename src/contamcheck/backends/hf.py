@@ -207,6 +207,7 @@ class HFModel:
         self._prunable = "position_ids" in accepts and "logits_to_keep" in accepts
         # transformers renamed past_key_values to cache (5.x); older releases know only the former
         self._cache_argument = "cache" if "cache" in accepts else "past_key_values"
+        self._preallocate = True  # write the key/value cache in place (kv_cache.py); off only to compare
 
     @classmethod
     def load(
@@ -356,6 +357,8 @@ class HFModel:
         """
         if not self._prunable:
             return self._greedy_with_generate(sequences, limits, eos, torch)
+        from .kv_cache import preallocate
+
         pad = self.tokenizer.pad_token_id
         width = max(len(s) for s in sequences)
         device = self._input_device
@@ -371,6 +374,8 @@ class HFModel:
             cache: Any = getattr(out, "cache", None) or getattr(out, "past_key_values", None)
             if not hasattr(cache, "batch_select_indices"):  # a cache we can't shrink: the standard path
                 return self._greedy_with_generate(sequences, limits, eos, torch)
+            if self._preallocate:
+                preallocate(cache, width + max(limits))
             following = positions[:, -1:] + 1
             while True:
                 chosen = out.logits[:, -1].argmax(-1)
