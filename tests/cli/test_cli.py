@@ -179,3 +179,18 @@ def test_benchmarks_lists_benchmarks_and_tests(capsys):
     assert code == 0
     for name in ("gsm8k", "humaneval", "mbpp", "sample", "completion", "min-k"):
         assert name in out
+
+
+def test_low_memory_changes_no_result():
+    """Returning freed memory (on by default) changes how memory is used, never a number."""
+    command = [sys.executable, "-m", "contamcheck", "fake:clean", "sample", "-n", "30", "--tests", "min-k"]
+    command += ["--no-cache", "--json"]
+    default = subprocess.run(command, capture_output=True, text=True, timeout=120)
+    plain = subprocess.run([*command, "--no-low-memory"], capture_output=True, text=True, timeout=120)
+    asked = subprocess.run([*command, "--low-memory"], capture_output=True, text=True, timeout=120)
+    assert default.returncode == plain.returncode == asked.returncode == 0, asked.stderr
+    assert "no effect" not in asked.stderr  # Linux with glibc here
+    returned = [json.loads(r.stdout)["run"]["returns_freed_memory"] for r in (default, plain, asked)]
+    assert returned == [True, False, True]
+    strip = lambda report: {k: v for k, v in json.loads(report).items() if k != "run"}  # noqa: E731
+    assert strip(default.stdout) == strip(plain.stdout) == strip(asked.stdout)

@@ -8,6 +8,7 @@ from typing import Any
 from rich.console import Console
 
 from ..config import AuditConfig
+from ..memory import return_freed_memory
 from ..report import io
 from ..report.model import Report
 from ..report.terminal import render
@@ -54,6 +55,10 @@ def run_audit(model: str, benchmark: str, options: dict[str, Any]) -> int:
 
     config = config_from_options(model, benchmark, options)
     options = {**options, **writable_outputs(options)}
+    # None (the default): on where the C library allows it; True: asked for, so say when it can't be
+    low_memory = options.get("low_memory")
+    if low_memory is not False and not return_freed_memory() and low_memory:
+        Console(stderr=True).print("--low-memory has no effect here: it needs Linux with glibc.")
     quiet = options["quiet"] or options["as_json"]
     console = Console(stderr=True)
     with ProgressBars(console, enabled=not quiet and console.is_terminal) as progress:

@@ -16,7 +16,7 @@ import zlib
 from dataclasses import dataclass
 from datetime import datetime, timezone
 
-from .. import __version__
+from .. import __version__, memory
 from ..benchmarks import Benchmark, load_benchmark
 from ..config import AuditConfig
 from ..controls import Controls, build_controls
@@ -202,6 +202,7 @@ def audit(
             host=platform.node(),
             threads=config.threads,
             peak_memory_mb=assemble.peak_memory_mb(),
+            returns_freed_memory=memory.returning_freed_memory(),
             models_loaded=models_loaded,
             cache=str(cache_dir) if cache_dir else None,
             evidence={

@@ -206,6 +206,9 @@ class RunInfo(_Model):
     host: str
     threads: int | None
     peak_memory_mb: float | None
+    returns_freed_memory: bool = Field(
+        default=False, description="freed memory went back to the system at once (--low-memory)"
+    )
     models_loaded: list[str] = Field(default_factory=list)
     cache: str | None = Field(default=None, description="folder of the evidence cache; None with --no-cache")
     evidence: dict[str, EvidenceUse] = Field(default_factory=dict, description="per model role")

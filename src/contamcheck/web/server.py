@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from ..errors import ContamcheckError, InputError
+from ..memory import return_freed_memory
 from .security import loopback_bind_address
 
 
@@ -34,6 +35,7 @@ def serve(host: str, port: int, data: str | None, max_upload_mb: float) -> int:
     except OSError as exc:
         raise InputError(f"--data {str(folder)!r} can't be created: {exc.strerror}.") from None
 
+    return_freed_memory()  # audits run in this long-lived process, one after another (memory.py)
     listener = _listen(address, port)
     bound_port = listener.getsockname()[1]
     shown = f"[{address}]" if ":" in address else address
