@@ -42,7 +42,7 @@ TOKENIZER_FILES = (
     "tokenizer_config.json",
 )
 LOGIT_BYTES_BUDGET = 96 * 2**20  # the [tokens x vocab] logits of one forward pass
-REDUCE_FLOATS = 2**22  # positions x vocab reduced at once when computing the token statistics
+REDUCE_FLOATS = 2**19  # positions x vocab reduced at once: 2 MiB of fp32, under memory.LOW_MEMORY_THRESHOLD
 CACHE_BYTES_BUDGET = 256 * 2**20  # the key/value cache of one generation batch
 
 
