@@ -56,6 +56,8 @@ def test_control_file_catches_the_cheater_with_both_tests(tiny_setup, capsys):
     statuses = {t["name"]: (t["status"], t["calibrated"]) for t in report["tests"]}
     assert statuses["min-k"] == ("fail", True)  # calibrated by the control file
     assert report["control"]["kind"] == "file"
+    min_k = next(t for t in report["tests"] if t["name"] == "min-k")
+    assert min_k["auroc_vs_controls"] > 0.7  # memorised questions outscore controls
 
 
 def test_control_file_passes_the_clean_model_with_power(tiny_setup, capsys):
@@ -67,6 +69,7 @@ def test_control_file_passes_the_clean_model_with_power(tiny_setup, capsys):
     min_k = next(t for t in report["tests"] if t["name"] == "min-k")
     assert min_k["calibrated"]
     assert min_k["min_attainable_p"] < report["settings"]["alpha"] / 2  # it could have failed
+    assert 0.25 < min_k["auroc_vs_controls"] < 0.75
 
 
 def test_reference_path_calibrates_min_k(tiny_setup, capsys):

@@ -89,9 +89,33 @@ def test_label_permutation_catches_a_shifted_benchmark():
     assert outcome.p_value < 0.001
     assert outcome.threshold == pytest.approx(float(np.quantile(controls, 0.95)))
     assert outcome.flags[:30].all()
-    assert outcome.min_attainable_p == pytest.approx(1 / 5001)
+    assert outcome.min_attainable_p == pytest.approx(2 / 5001)  # two statistics, Bonferroni
+    assert outcome.auroc == pytest.approx(0.5 + 0.3 / 2, abs=0.06)
+
+
+def test_label_permutation_catches_a_light_exposure_of_half_the_benchmark():
+    """Half the questions a little above the controls: few cross the 95th percentile, the ranks see it."""
+    rng = np.random.default_rng(4)
+    bench, controls = rng.normal(size=200), rng.normal(size=400)
+    bench[:100] += 0.8
+    outcome = label_permutation_test(bench, controls, permutations=5000)
+    assert outcome.p_value < 0.001
+    assert outcome.flags.mean() < 0.15  # the flag count alone would be weak evidence
+    assert outcome.auroc is not None and 0.6 < outcome.auroc < 0.75
+
+
+def test_label_permutation_counts_ties_fairly():
+    """Discrete scores (completion's share of numbers) tie often; ties must not look like a shift."""
+    rng = np.random.default_rng(5)
+    p_values = [
+        label_permutation_test(
+            rng.integers(0, 3, 80).astype(float), rng.integers(0, 3, 80).astype(float), 300, seed=i
+        ).p_value
+        for i in range(150)
+    ]
+    assert np.mean(np.array(p_values) < 0.05) <= 0.08
 
 
 def test_label_permutation_power_bound_for_tiny_samples():
     outcome = label_permutation_test(np.array([1.0, 2.0]), np.array([0.0, 0.5]), permutations=10_000)
-    assert outcome.min_attainable_p == pytest.approx(max(1 / 10_001, 1 / math.comb(4, 2)))
+    assert outcome.min_attainable_p == pytest.approx(2 * max(1 / 10_001, 1 / math.comb(4, 2)))

@@ -38,7 +38,8 @@ BULK_NULL = (
 )
 UNPAIRED_NULL = (
     "Benchmark and control-file questions are exchangeable for the model: a benchmark question "
-    "beats the controls' 95th percentile no more often than 5% of the time."
+    "beats the controls' 95th percentile no more often than 5% of the time, and beats a control "
+    "no more often than half the time."
 )
 
 
@@ -194,6 +195,7 @@ def run_per_text(
             entry = control_record.tests[test.name]
             entry.flagged = None if entry.score is None else entry.score > outcome.threshold
     _fill_flag_statistics(result, len(values), outcome)
+    result.auroc_vs_controls = outcome.auroc
     result.mean_difference = float(values.mean()) - centre
     result.median_difference = float(np.median(values)) - centre
     return result

@@ -117,6 +117,11 @@ class TestResult(_Model):
     permutations: int | None = None
     mean_difference: float | None = None
     median_difference: float | None = None
+    auroc_vs_controls: float | None = Field(
+        default=None,
+        description="unpaired: share of (benchmark, control) pairs where the benchmark question scores "
+        "higher (0.5 when exchangeable)",
+    )
     n_unscored: int = 0
     unscored_reason: str | None = None
     note: str | None = Field(default=None, description="what this result can and cannot show, in words")

@@ -70,6 +70,8 @@ def test_line(result: TestResult) -> str:
         f"{result.name}: {rate:.0%} of questions flagged ({result.n_flagged}/{result.n}) — "
         f"{result.expected_rate:.0%} expected by chance ({format_p(result.p_value)})"
     )
+    if result.auroc_vs_controls is not None:
+        line += f"; beats a control {result.auroc_vs_controls:.0%} of the time, 50% by chance"
     if not result.calibrated:
         line += " [uncalibrated]"
     return line

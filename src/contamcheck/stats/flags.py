@@ -10,7 +10,12 @@ null) and count how often the flag count is at least the observed one.
 **Unpaired** (control file): a question is flagged when its score is above the (1 − expected rate)
 quantile of the control questions' scores. The null hypothesis is that benchmark and control
 questions are exchangeable; the p-value comes from permuting the labels, which also accounts for
-the threshold being estimated from a finite control set.
+the threshold being estimated from a finite control set. Two statistics are tested on the same
+permutations, because a leak takes two shapes: a few questions far above the controls (the flag
+count sees them) or much of the benchmark a little above them (a light exposure: the rank sum of
+the benchmark's scores, Mann-Whitney's U, sees it where the flag count barely moves). The p-value
+is twice the smaller of the two (Bonferroni), and the share of (benchmark, control) pairs the
+benchmark question wins is reported as the AUROC against the controls (0.5 when exchangeable).
 
 Both are vectorised over permutations in chunks, and a p-value is (hits + 1) / (permutations + 1),
 so it is never 0.
@@ -22,6 +27,7 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+from scipy import stats
 
 EXPECTED_RATE = 0.05  # share of a clean model's questions flagged by chance
 CHUNK_ELEMENTS = 2_000_000  # permutation samples x questions held at once
@@ -34,6 +40,7 @@ class FlagOutcome:
     p_value: float
     min_attainable_p: float  # the smallest p-value this test could have produced here
     permutations: int
+    auroc: float | None = None  # unpaired: share of (benchmark, control) pairs the benchmark wins
 
     @property
     def flagged(self) -> int:
@@ -78,7 +85,8 @@ def label_permutation_test(
     seed: int = 0,
     expected_rate: float = EXPECTED_RATE,
 ) -> FlagOutcome:
-    """Flag questions above the controls' quantile; p-value by permuting labels (see module doc)."""
+    """Flag questions above the controls' quantile; p-value by permuting labels, for the flag
+    count and the rank sum at once (see module doc)."""
     bench = np.asarray(bench, dtype=np.float64)
     control = np.asarray(control, dtype=np.float64)
     threshold = float(np.quantile(control, 1 - expected_rate))
@@ -86,14 +94,21 @@ def label_permutation_test(
     observed = int(flags.sum())
     pooled = np.concatenate([bench, control])
     n = len(bench)
+    ranks = stats.rankdata(pooled)  # ties share their mean rank
+    rank_sum = float(ranks[:n].sum())
+    tolerance = 1e-9 * len(pooled) ** 2
     rng = np.random.default_rng(seed)
-    hits = 0
+    tail_hits = shift_hits = 0
     chunk = max(1, CHUNK_ELEMENTS // max(1, len(pooled)))
     for start in range(0, permutations, chunk):
         size = min(chunk, permutations - start)
         order = np.argsort(rng.random((size, len(pooled))), axis=1)
         shuffled = pooled[order]
         thresholds = np.quantile(shuffled[:, n:], 1 - expected_rate, axis=1, keepdims=True)
-        hits += int(((shuffled[:, :n] > thresholds).sum(axis=1) >= observed).sum())
-    min_p = max(1 / (permutations + 1), 1 / math.comb(len(pooled), n))
-    return FlagOutcome(threshold, flags, (hits + 1) / (permutations + 1), min_p, permutations)
+        tail_hits += int(((shuffled[:, :n] > thresholds).sum(axis=1) >= observed).sum())
+        shift_hits += int((ranks[order[:, :n]].sum(axis=1) >= rank_sum - tolerance).sum())
+    smaller = min(tail_hits, shift_hits)
+    p_value = min(1.0, 2 * (smaller + 1) / (permutations + 1))
+    min_p = min(1.0, 2 * max(1 / (permutations + 1), 1 / math.comb(len(pooled), n)))
+    auroc = (rank_sum - n * (n + 1) / 2) / (n * len(control))
+    return FlagOutcome(threshold, flags, p_value, min_p, permutations, auroc=float(auroc))
