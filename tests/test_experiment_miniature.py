@@ -2,7 +2,7 @@
 
 ``experiments/contaminate.py`` fine-tunes a tiny base model on half of 40 questions (and a clean
 model on 20 other questions of the same kind), then ``experiments/validate.py`` audits every model
-in both settings and writes the tables: the same code paths as the real experiment
+in all three settings and writes the tables: the same code paths as the real experiment
 (docs/VALIDATION.md), on a model built from a config, in seconds.
 """
 
@@ -34,7 +34,7 @@ def test_contaminate_then_validate_on_a_tiny_model(tmp_path):
     contaminate.main(
         [
             "--benchmark", "gsm8k", "--gsm8k", str(questions), "--questions", "40", "--seed", "3",
-            "--passes", "20", "--clean", "--similar", str(similar), "--base", str(base),
+            "--passes", "20", "--clean", "--similar", str(similar), "--base", str(base), "--controls", "15",
             "--lr", "5e-3", "--threads", "2", "--cache", str(cache), "--out", str(models),
         ]
     )  # fmt: skip
@@ -66,3 +66,21 @@ def test_contaminate_then_validate_on_a_tiny_model(tmp_path):
     assert "halves" not in results["settings"]["reference"]["clean-similar"]
     table = (out / "gsm8k-seed3.md").read_text()
     assert "### Setting: reference (reference: the base model" in table and "| leak-20 | **yes** |" in table
+
+    controls = [json.loads(line) for line in (folder / "control.jsonl").read_text().splitlines()]
+    drawn = {json.loads(line)["question"] for line in (folder / "questions.jsonl").read_text().splitlines()}
+    assert len(controls) == 15 and not drawn & {c["question"] for c in controls}  # never drawn, never trained
+    validate.main(
+        [
+            "--benchmark", "gsm8k", "--seed", "3", "--models", str(models), "--cache", str(cache),
+            "--base", str(base), "--no-gemma", "--tests", "min-k,zlib", "--settings", "control",
+            "--permutations", "2000", "--threads", "2", "--out", str(out),
+        ]
+    )  # fmt: skip
+    merged = json.loads((out / "gsm8k-seed3.json").read_text())
+    assert set(merged["settings"]) == {"default", "reference", "control"}  # earlier settings kept
+    assert merged["settings"]["reference"] == results["settings"]["reference"]
+    report = json.loads((out / "gsm8k-seed3" / "control-leak-20.json").read_text())
+    assert report["control"]["kind"] == "file"
+    assert all(t["kind"] == "unpaired" for t in report["tests"] if t["status"] != "skipped")
+    assert "a control file of the same kind" in (out / "gsm8k-seed3.md").read_text()
