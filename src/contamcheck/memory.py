@@ -2,12 +2,12 @@
 
 An audit allocates and frees tensors of ever-changing sizes (batches sorted by length, logits of
 each batch's width). glibc keeps what is freed in its heap for reuse and raises its mmap threshold
-as large blocks come and go, so resident memory climbs stage after stage. Serving every block of at
-least 4 MiB from ``mmap`` instead returns it to the system the moment it is freed: on an audit of
-50 HumanEval prompts with SmolLM2-135M the peak fell from 2,430 to 1,404 MiB for 5% more wall time
-(page faults on fresh mappings), measured in docs/PERFORMANCE.md. The CLI and the web server turn
-it on for their own process; the Python API leaves the allocator of its host process alone (call
-:func:`return_freed_memory` to opt in).
+as large blocks come and go, so resident memory can climb stage after stage. Serving every block of
+at least 4 MiB from ``mmap`` instead returns it to the system the moment it is freed. On an audit
+of 50 HumanEval prompts with SmolLM2-135M that took the peak from about 1.5 to 1.3-1.4 GiB for 1-2%
+more time (docs/PERFORMANCE.md; most of the earlier 2.4 GiB went when scoring's slices shrank to
+2 MiB, backends/hf.py). The CLI and the web server turn it on for their own process; the Python
+API leaves the allocator of its host process alone (call :func:`return_freed_memory` to opt in).
 """
 
 from __future__ import annotations

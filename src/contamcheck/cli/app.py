@@ -143,7 +143,7 @@ def audit_options(function: Callable[..., Any]) -> Callable[..., Any]:
             "--low-memory/--no-low-memory",
             default=None,
             help="Give freed memory back to the system at once (Linux with glibc; on by default there): "
-            "a lower peak for about 5% more time.",
+            "a lower peak for 1-2% more time.",
         ),
         click.option(
             "--trust-remote-code",
