@@ -55,9 +55,8 @@ def run_audit(model: str, benchmark: str, options: dict[str, Any]) -> int:
 
     config = config_from_options(model, benchmark, options)
     options = {**options, **writable_outputs(options)}
-    # None (the default): on where the C library allows it; True: asked for, so say when it can't be
-    low_memory = options.get("low_memory")
-    if low_memory is not False and not return_freed_memory() and low_memory:
+    low_memory = options.get("low_memory")  # None, the default: on where the C library allows it
+    if low_memory is not False and not return_freed_memory() and low_memory:  # asked for, can't be
         Console(stderr=True).print("--low-memory has no effect here: it needs Linux with glibc.")
     quiet = options["quiet"] or options["as_json"]
     console = Console(stderr=True)

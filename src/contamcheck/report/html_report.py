@@ -218,7 +218,7 @@ def _facts(result: TestResult) -> tuple[list[tuple[str, str]], list[tuple[str, s
         median_label = "Median above controls" if result.kind == "unpaired" else "Median difference"
         numbers.append((median_label, format_number(result.median_difference)))
         if result.auroc_vs_controls is not None:
-            numbers.append(("Beats a control (0.5 by chance)", format_percent(result.auroc_vs_controls)))
+            numbers.append(("Beats a control (50% by chance)", format_percent(result.auroc_vs_controls)))
         if result.permutations:
             numbers.append(("Permutations", f"{result.permutations:,}"))
     if result.n_unscored:
