@@ -20,7 +20,7 @@ import inspect
 import json
 import re
 import warnings
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
@@ -334,17 +334,8 @@ class HFModel:
 
         A deterministic function of the texts, so a resumed audit generates in the same groups.
         """
-        group: list[int] = []
-        longest = 0
-        for index in indices:
-            need = len(encoded[index]) + limits[index]
-            if group and max(longest, need) * (len(group) + 1) > self.cache_token_budget:
-                yield group
-                group, longest = [], 0
-            group.append(index)
-            longest = max(longest, need)
-        if group:
-            yield group
+        sizes = ((index, len(encoded[index]) + limits[index]) for index in indices)
+        return _fitting_groups(sizes, self.cache_token_budget)
 
     def _greedy(
         self, sequences: list[list[int]], limits: list[int], eos: int | None, torch: Any
@@ -447,16 +438,7 @@ class HFModel:
 
     def _token_batches(self, lengths: list[int]) -> Iterator[list[int]]:
         """Consecutive groups whose padded size fits the logits budget (one text at least)."""
-        group: list[int] = []
-        longest = 0
-        for index, length in enumerate(lengths):
-            if group and max(longest, length) * (len(group) + 1) > self.token_budget:
-                yield group
-                group, longest = [], 0
-            group.append(index)
-            longest = max(longest, length)
-        if group:
-            yield group
+        return _fitting_groups(enumerate(lengths), self.token_budget)
 
     def _score_batch(self, sequences: list[list[int]], torch: Any) -> list[TokenStats]:
         pad = self.tokenizer.pad_token_id
@@ -496,6 +478,23 @@ class HFModel:
                 )
             del logits
         return out
+
+
+def _fitting_groups(sizes: Iterable[tuple[int, int]], budget: int) -> Iterator[list[int]]:
+    """Consecutive groups of (index, length) whose padded size, longest x count, fits ``budget``.
+
+    A group holds one item at least, however long.
+    """
+    group: list[int] = []
+    longest = 0
+    for index, length in sizes:
+        if group and max(longest, length) * (len(group) + 1) > budget:
+            yield group
+            group, longest = [], 0
+        group.append(index)
+        longest = max(longest, length)
+    if group:
+        yield group
 
 
 def _converted_copy(source: ModelSource, identity: str | None, converted_dir: Path | None) -> Path | None:
