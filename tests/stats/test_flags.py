@@ -101,6 +101,7 @@ def test_label_permutation_catches_a_light_exposure_of_half_the_benchmark():
     outcome = label_permutation_test(bench, controls, permutations=5000)
     assert outcome.p_value < 0.001
     assert outcome.flags.mean() < 0.15  # the flag count alone would be weak evidence
+    assert outcome.parts is not None and outcome.parts[1] < outcome.parts[0]  # the rank sum carries it
     assert outcome.auroc is not None and 0.6 < outcome.auroc < 0.75
 
 

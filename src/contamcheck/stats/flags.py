@@ -41,6 +41,7 @@ class FlagOutcome:
     min_attainable_p: float  # the smallest p-value this test could have produced here
     permutations: int
     auroc: float | None = None  # unpaired: share of (benchmark, control) pairs the benchmark wins
+    parts: tuple[float, float] | None = None  # unpaired: the flag count's and the rank sum's own p
 
     @property
     def flagged(self) -> int:
@@ -96,7 +97,6 @@ def label_permutation_test(
     n = len(bench)
     ranks = stats.rankdata(pooled)  # ties share their mean rank
     rank_sum = float(ranks[:n].sum())
-    tolerance = 1e-9 * len(pooled) ** 2
     rng = np.random.default_rng(seed)
     tail_hits = shift_hits = 0
     chunk = max(1, CHUNK_ELEMENTS // max(1, len(pooled)))
@@ -106,9 +106,10 @@ def label_permutation_test(
         shuffled = pooled[order]
         thresholds = np.quantile(shuffled[:, n:], 1 - expected_rate, axis=1, keepdims=True)
         tail_hits += int(((shuffled[:, :n] > thresholds).sum(axis=1) >= observed).sum())
-        shift_hits += int((ranks[order[:, :n]].sum(axis=1) >= rank_sum - tolerance).sum())
-    smaller = min(tail_hits, shift_hits)
-    p_value = min(1.0, 2 * (smaller + 1) / (permutations + 1))
+        # rank sums are multiples of 1/2 (tied ranks are averaged): compare with room for rounding
+        shift_hits += int((ranks[order[:, :n]].sum(axis=1) >= rank_sum - 0.25).sum())
+    parts = ((tail_hits + 1) / (permutations + 1), (shift_hits + 1) / (permutations + 1))
+    p_value = min(1.0, 2 * min(parts))
     min_p = min(1.0, 2 * max(1 / (permutations + 1), 1 / math.comb(len(pooled), n)))
     auroc = (rank_sum - n * (n + 1) / 2) / (n * len(control))
-    return FlagOutcome(threshold, flags, p_value, min_p, permutations, auroc=float(auroc))
+    return FlagOutcome(threshold, flags, p_value, min_p, permutations, auroc=float(auroc), parts=parts)
