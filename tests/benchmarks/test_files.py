@@ -85,6 +85,15 @@ def test_txt_is_one_question_per_line_with_line_numbers_as_ids(tmp_path: Path, g
     assert benchmark.field is None
 
 
+def test_a_split_named_file_takes_its_folder_as_the_dataset_name(tmp_path: Path) -> None:
+    """gsm8k/test.jsonl is GSM8K's test split: the guided test must not call it "the test dataset"."""
+    (tmp_path / "gsm8k").mkdir()
+    split_file = load_benchmark(str(write(tmp_path / "gsm8k" / "Train.jsonl.gz", encode(".jsonl", ROWS))))
+    assert (split_file.title, split_file.split) == ("gsm8k", "train")
+    named = load_benchmark(str(write(tmp_path / "gsm8k" / "questions.jsonl", encode(".jsonl", ROWS))))
+    assert (named.title, named.split) == ("questions", "test")
+
+
 def test_suffixes_are_case_insensitive(tmp_path: Path) -> None:
     path = write(tmp_path / "QUESTIONS.JSONL.GZ", encode(".jsonl", ROWS))
     assert [item.text for item in load_benchmark(str(path)).items] == QUESTIONS

@@ -16,6 +16,9 @@ from .hf_datasets import read_questions as read_hub_questions
 __all__ = ["BUILTINS", "Benchmark", "BuiltinBenchmark", "Item", "load_benchmark"]
 
 
+SPLIT_NAMES = {"test", "train", "validation", "valid", "val", "dev", "eval"}
+
+
 def load_benchmark(spec: str, field: str | None = None, ordered: bool = True) -> Benchmark:
     """Load a benchmark from a built-in name, a local file, or ``hf:dataset[:config]:split:field``.
 
@@ -53,7 +56,7 @@ def load_benchmark(spec: str, field: str | None = None, ordered: bool = True) ->
                 f"{spec!r} is a folder; pass a question file (.jsonl, .json, .csv, .txt, .parquet)."
             )
         questions, used_field, set_aside = read_file_questions(path, field)
-        about = {"title": path.name.split(".")[0], "split": "test", "kind": _guess_kind(questions)}
+        about = {**_file_title(path), "kind": _guess_kind(questions)}
         return _build(path.name, spec, used_field, questions, f"local file {path}", ordered, set_aside, about)
     else:
         raise UnknownNameError(
@@ -63,6 +66,15 @@ def load_benchmark(spec: str, field: str | None = None, ordered: bool = True) ->
             hint="Or pass a .jsonl/.json/.csv/.txt/.parquet file, or hf:dataset[:config]:split:field.",
         )
     return _build(name, spec, used_field, questions, source, ordered, {}, about)
+
+
+def _file_title(path: Path) -> dict[str, str]:
+    """How the guided test names a file's dataset: gsm8k/test.jsonl is GSM8K's test split, not "test"."""
+    stem = path.name.split(".")[0]
+    folder = path.resolve().parent.name
+    if stem.lower() in SPLIT_NAMES and folder:
+        return {"title": folder, "split": stem.lower()}
+    return {"title": stem, "split": "test"}
 
 
 def _guess_kind(questions: list[Question]) -> str:
