@@ -11,7 +11,7 @@ import torch
 from tiny import tiny_llama, train_tokenizer
 
 from contamcheck import AuditConfig, hub
-from contamcheck.backends import ModelOptions, load_model
+from contamcheck.backends import ModelOptions, hf, load_model
 from contamcheck.backends.hf import HFModel
 from contamcheck.errors import InputError, ModelLoadError
 
@@ -121,6 +121,46 @@ def test_the_in_place_cache_writes_the_same_tokens(tiny, monkeypatch):
         assert tiny._greedy(encoded, limits, None, torch) == in_place
     finally:
         tiny._preallocate = True
+
+
+def test_a_shared_prompt_beginning_is_prefilled_once_with_the_same_tokens(tiny, monkeypatch):
+    """Prompts with a common beginning (a chat template, an instruction) run it once for the batch."""
+    import torch
+
+    head = "A baker sells 48 loaves on Monday and 35 on Tuesday. How many minutes are there in"
+    prompts = [head + " 3.5 hours?", head + " a day? And", head + " def add(a, b):"]
+    encoded = [tiny.tokenizer(p)["input_ids"] for p in prompts]
+    assert hf._shared_length(encoded) >= hf.SHARED_PREFIX_MIN
+    limits = [5, 9, 7]
+    widths = []
+    forward = tiny.model.forward
+    record = lambda **k: widths.append(k["input_ids"].shape) or forward(**k)  # noqa: E731
+    monkeypatch.setattr(tiny.model, "forward", record)
+    shared = tiny._greedy(encoded, limits, None, torch)
+    shared_length = hf._shared_length(encoded)
+    assert widths[0] == (1, shared_length)  # the common beginning, once
+    assert widths[1][0] == 3 and widths[1][1] == max(len(e) for e in encoded) - shared_length
+    assert shared == tiny._greedy_with_generate(encoded, limits, None, torch)
+    tiny._share_prefix = False
+    try:
+        assert tiny._greedy(encoded, limits, None, torch) == shared
+    finally:
+        tiny._share_prefix = True
+    assert [tiny._greedy([e], [n], None, torch)[0] for e, n in zip(encoded, limits, strict=True)] == shared
+
+
+def test_short_or_single_prompts_share_nothing():
+    assert hf._shared_length([[1, 2, 3] * 10]) == 0  # one prompt
+    assert hf._shared_length([[1] * 40 + [2], [1] * 40 + [3]]) == 40
+    assert hf._shared_length([[1] * 40, [1] * 40 + [3]]) == 39  # each row keeps a token of its own
+    assert hf._shared_length([[1] * 10 + [2], [1] * 10 + [3]]) == 0  # too short to bother
+
+
+def test_prompts_that_begin_alike_are_batched_together_by_length():
+    same = [7] * hf.FAMILY_TOKENS
+    encoded = [[1, 2, 3], [*same, 1, 2], [4] * 50, [*same, 1], [5]]
+    # lone prompts by length first (indices 4, 0, 2), then the family by length (3, 1)
+    assert hf._by_family([0, 1, 2, 3, 4], encoded) == [4, 0, 2, 3, 1]
 
 
 def test_generation_is_split_to_fit_the_cache_budget(tiny):

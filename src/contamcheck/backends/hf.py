@@ -20,6 +20,7 @@ import inspect
 import json
 import re
 import warnings
+from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -44,6 +45,8 @@ TOKENIZER_FILES = (
 LOGIT_BYTES_BUDGET = 96 * 2**20  # the [tokens x vocab] logits of one forward pass
 REDUCE_FLOATS = 2**19  # positions x vocab reduced at once: 2 MiB of fp32, under memory.LOW_MEMORY_THRESHOLD
 CACHE_BYTES_BUDGET = 256 * 2**20  # the key/value cache of one generation batch
+SHARED_PREFIX_MIN = 16  # tokens a generation batch's prompts must share before we prefill them once
+FAMILY_TOKENS = 32  # prompts whose first this-many tokens agree are batched together
 
 
 @dataclass(frozen=True)
@@ -208,6 +211,7 @@ class HFModel:
         # transformers renamed past_key_values to cache (5.x); older releases know only the former
         self._cache_argument = "cache" if "cache" in accepts else "past_key_values"
         self._preallocate = True  # write the key/value cache in place (kv_cache.py); off only to compare
+        self._share_prefix = True  # prefill a batch's common prompt beginning once; off only to compare
 
     @classmethod
     def load(
@@ -330,11 +334,12 @@ class HFModel:
     def _generation_batches(
         self, indices: list[int], encoded: list[list[int]], limits: list[int]
     ) -> Iterator[list[int]]:
-        """Consecutive groups whose key/value cache (prompt and new tokens) fits the budget.
+        """Groups whose key/value cache (prompt and new tokens) fits the budget, prompts that begin
+        alike together (see ``_by_family``).
 
         A deterministic function of the texts, so a resumed audit generates in the same groups.
         """
-        sizes = ((index, len(encoded[index]) + limits[index]) for index in indices)
+        sizes = ((index, len(encoded[index]) + limits[index]) for index in _by_family(indices, encoded))
         return _fitting_groups(sizes, self.cache_token_budget)
 
     def _greedy(
@@ -350,23 +355,16 @@ class HFModel:
             return self._greedy_with_generate(sequences, limits, eos, torch)
         from .kv_cache import preallocate
 
-        pad = self.tokenizer.pad_token_id
-        width = max(len(s) for s in sequences)
         device = self._input_device
-        ids = torch.tensor([[pad] * (width - len(s)) + s for s in sequences], device=device)
-        mask = torch.tensor([[0] * (width - len(s)) + [1] * len(s) for s in sequences], device=device)
-        positions = (mask.cumsum(-1) - 1).clamp_min(0)
         produced: list[list[int]] = [[] for _ in sequences]
         active = list(range(len(sequences)))
         with torch.inference_mode():
-            out = self.model(
-                input_ids=ids, attention_mask=mask, position_ids=positions, use_cache=True, logits_to_keep=1
-            )
-            cache: Any = getattr(out, "cache", None) or getattr(out, "past_key_values", None)
-            if not hasattr(cache, "batch_select_indices"):  # a cache we can't shrink: the standard path
+            prefilled = self._prefill(sequences, torch)
+            if prefilled is None:  # a cache we can't shrink: the standard path
                 return self._greedy_with_generate(sequences, limits, eos, torch)
+            out, cache, mask, positions = prefilled
             if self._preallocate:
-                preallocate(cache, width + max(limits))
+                preallocate(cache, mask.shape[-1] + max(limits))
             following = positions[:, -1:] + 1
             while True:
                 chosen = out.logits[:, -1].argmax(-1)
@@ -394,6 +392,52 @@ class HFModel:
                 )
                 following = following + 1
         return produced
+
+    def _prefill(self, sequences: list[list[int]], torch: Any) -> tuple[Any, Any, Any, Any] | None:
+        """Run the prompts into a fresh cache: (output, cache, attention mask, positions).
+
+        Prompts that begin alike (a chat template, an instruction) share their common beginning:
+        it is run once, its cache copied to every row, and only the rest of each prompt is run,
+        left-padded *after* the shared part (masked, with positions counted from the real tokens,
+        so each row computes exactly what its unpadded prompt would). None when the model's cache
+        can't drop rows.
+        """
+        device = self._input_device
+        shared = _shared_length(sequences) if self._share_prefix else 0
+        cache: Any = None
+        if shared:
+            head = torch.tensor([sequences[0][:shared]], device=device)
+            first = self.model(
+                input_ids=head,
+                position_ids=torch.arange(shared, device=device)[None],
+                use_cache=True,
+                logits_to_keep=1,
+            )
+            cache = _cache_of(first)
+            if not hasattr(cache, "batch_repeat_interleave"):
+                shared, cache = 0, None
+            else:
+                cache.batch_repeat_interleave(len(sequences))
+        pad = self.tokenizer.pad_token_id
+        rest = [s[shared:] for s in sequences]
+        width = max(len(s) for s in rest)
+        ids = torch.tensor([[pad] * (width - len(s)) + s for s in rest], device=device)
+        tail = torch.tensor([[0] * (width - len(s)) + [1] * len(s) for s in rest], device=device)
+        positions = shared + (tail.cumsum(-1) - 1).clamp_min(0)
+        mask = torch.cat([tail.new_ones((len(rest), shared)), tail], dim=-1)
+        extra = {} if cache is None else {self._cache_argument: cache}
+        out = self.model(
+            input_ids=ids,
+            attention_mask=mask,
+            position_ids=positions,
+            use_cache=True,
+            logits_to_keep=1,
+            **extra,
+        )
+        cache = _cache_of(out)
+        if not hasattr(cache, "batch_select_indices"):
+            return None
+        return out, cache, mask, positions
 
     def _greedy_with_generate(
         self, sequences: list[list[int]], limits: list[int], eos: int | None, torch: Any
@@ -495,6 +539,37 @@ def _fitting_groups(sizes: Iterable[tuple[int, int]], budget: int) -> Iterator[l
         longest = max(longest, length)
     if group:
         yield group
+
+
+def _cache_of(output: Any) -> Any:
+    return getattr(output, "cache", None) or getattr(output, "past_key_values", None)
+
+
+def _shared_length(sequences: list[list[int]]) -> int:
+    """Tokens every prompt begins with, leaving each at least one of its own; 0 when too few to matter."""
+    if len(sequences) < 2:
+        return 0
+    shortest = min(len(s) for s in sequences)
+    columns = zip(*sequences, strict=False)  # as far as the shortest goes
+    common = next((i for i, column in enumerate(columns) if len(set(column)) > 1), shortest)
+    shared = min(common, shortest - 1)
+    return shared if shared >= SHARED_PREFIX_MIN else 0
+
+
+def _by_family(indices: list[int], encoded: list[list[int]]) -> list[int]:
+    """Prompts that begin alike (their first FAMILY_TOKENS tokens) together, each family by length.
+
+    Generation batches are consecutive runs of this order, so a batch of guided prompts shares its
+    chat template and instruction. Prompts that begin like no other keep their place, by length.
+    """
+    heads = Counter(tuple(encoded[i][:FAMILY_TOKENS]) for i in indices)
+
+    def family(index: int) -> tuple[tuple[int, ...], int, int]:
+        head = tuple(encoded[index][:FAMILY_TOKENS])
+        shared = len(head) == FAMILY_TOKENS and heads[head] > 1
+        return (head if shared else (), len(encoded[index]), index)
+
+    return sorted(indices, key=family)
 
 
 def _converted_copy(source: ModelSource, identity: str | None, converted_dir: Path | None) -> Path | None:
