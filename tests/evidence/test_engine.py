@@ -35,6 +35,20 @@ def test_requests_are_deduplicated_sorted_and_batched():
     assert evidence.stats("ccc").num_tokens == 1  # one word token, scored after a start context
 
 
+def test_generation_has_its_own_batch_size():
+    class GenerationCounting(CountingModel):
+        def generate(self, prompts, max_new_tokens, chat=False):
+            self.batches.append(list(prompts))
+            return super().generate(prompts, max_new_tokens, chat)
+
+    model = GenerationCounting()
+    engine = EvidenceEngine(lambda: model, "m", MemoryStore(), 2, generation_batch_size=4)
+    words = ["a", "bb", "ccc", "dddd", "eeeee"]
+    engine.compute([ScoreRequest(w) for w in words] + [GenerateRequest(w, 3) for w in words], "model")
+    assert [len(b) for b in model.batches] == [2, 2, 1, 4, 1]
+    assert EvidenceEngine(lambda: model, "m", MemoryStore(), 3).generation_batch_size == 3
+
+
 def test_second_audit_reads_everything_from_the_store_and_loads_no_model():
     store = MemoryStore()
     first = CountingModel()
@@ -93,3 +107,15 @@ def test_out_of_memory_on_one_text_is_a_clear_runtime_failure():
     engine = EvidenceEngine(AlwaysOOM, "m", MemoryStore(), 4)
     with pytest.raises(RuntimeFailure, match="Out of memory on a single text"):
         engine.compute([ScoreRequest("a b"), ScoreRequest("c d")], "model")
+
+
+def test_automatic_batch_sizes_follow_the_device_and_the_model_size():
+    from contamcheck.backends import ModelDescription
+    from contamcheck.pipeline.handles import LARGE_MODEL_BYTES, auto_batch_sizes
+
+    def sizes(device: str, weights: int) -> tuple[int, int]:
+        return auto_batch_sizes(ModelDescription("m", "m", {"device": device}, weights))
+
+    assert sizes("cpu", 2**20) == (16, 64)
+    assert sizes("cuda", 2**20) == (64, 256)
+    assert sizes("cpu", LARGE_MODEL_BYTES) == (4, 16)

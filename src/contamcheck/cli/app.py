@@ -125,7 +125,14 @@ def audit_options(function: Callable[..., Any]) -> Callable[..., Any]:
             show_default=True,
             help="canonical-order reorderings.",
         ),
-        click.option("--batch-size", type=int, help="Texts per batch (default: automatic)."),
+        click.option(
+            "--batch-size",
+            type=int,
+            help=(
+                "Texts per batch, scoring and generation alike "
+                "(default: automatic; on CPU 16 to score, 64 to generate)."
+            ),
+        ),
         click.option(
             "--device",
             type=click.Choice(["auto", "cpu", "cuda", "mps"]),

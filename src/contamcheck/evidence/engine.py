@@ -62,11 +62,13 @@ class EvidenceEngine:
         store: EvidenceStore,
         batch_size: int,
         progress: ProgressCallback | None = None,
+        generation_batch_size: int | None = None,
     ) -> None:
         self._model = model
         self.namespace = namespace
         self.store = store
         self.batch_size = max(1, batch_size)
+        self.generation_batch_size = max(1, generation_batch_size or batch_size)
         self.progress = progress or (lambda label, done, total: None)
         self.stats = EngineStats()
 
@@ -77,7 +79,8 @@ class EvidenceEngine:
         self.stats.requested += len(unique)
         values: dict[str, Value] = {}
         for kind in ("score", "generate"):
-            batch_plan = plan_batches([r for r in unique.values() if r.kind == kind], self.batch_size)
+            size = self.generation_batch_size if kind == "generate" else self.batch_size
+            batch_plan = plan_batches([r for r in unique.values() if r.kind == kind], size)
             total = sum(len(batch) for batch in batch_plan)
             done = 0
             if total:

@@ -42,7 +42,7 @@ from ..report.model import (
 from ..stats import EXPECTED_RATE, exit_code, is_calibrated, judge
 from ..stats.index import evidence_index
 from . import assemble
-from .handles import ModelHandle, auto_batch_size, resolve_reference
+from .handles import ModelHandle, auto_batch_sizes, resolve_reference
 from .runners import run_canonical_order, run_guided, run_per_text, score_texts, skipped
 
 __all__ = ["AuditPlan", "ModelHandle", "audit", "plan_audit"]
@@ -68,8 +68,13 @@ def audit(
     options = config.model_options(cache_dir)
 
     target = ModelHandle(config.model, options, store, progress)
-    batch_size = config.batch_size or auto_batch_size(target.description)
-    target_engine = EvidenceEngine(target.get, target.namespace, store, batch_size, progress)
+    if config.batch_size:
+        batch_size = generation_batch_size = config.batch_size
+    else:
+        batch_size, generation_batch_size = auto_batch_sizes(target.description)
+    target_engine = EvidenceEngine(
+        target.get, target.namespace, store, batch_size, progress, generation_batch_size
+    )
     target_evidence = target_engine.compute(requests, "model")
     target_info = target.info
     target.release()  # free its memory before a reference model loads
@@ -79,7 +84,9 @@ def audit(
     reference_engine: EvidenceEngine | None = None
     likelihood_tests = [t for t in tests if t.likelihood and isinstance(t, PerTextTest)]
     if reference is not None and likelihood_tests:
-        reference_engine = EvidenceEngine(reference.get, reference.namespace, store, batch_size, progress)
+        reference_engine = EvidenceEngine(
+            reference.get, reference.namespace, store, batch_size, progress, generation_batch_size
+        )
         reference_requests = [r for test in likelihood_tests for text in texts for r in test.requests(text)]
         reference_evidence = reference_engine.compute(reference_requests, "reference")
         reference_info.model = reference.info
@@ -172,6 +179,7 @@ def audit(
             expected_rate=EXPECTED_RATE,
             twins_per_question=config.twins,
             batch_size=batch_size,
+            generation_batch_size=generation_batch_size,
             reference=config.reference,
             order_shards=config.order_shards,
             order_permutations=config.order_permutations,

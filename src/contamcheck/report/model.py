@@ -189,6 +189,7 @@ class Settings(_Model):
     expected_rate: float
     twins_per_question: int
     batch_size: int
+    generation_batch_size: int | None = None  # absent from reports before 2026-12-03: batch_size
     reference: str
     order_shards: int
     order_permutations: int
