@@ -65,7 +65,7 @@ def fresh_cache(root: Path, converted: Path | None) -> Path:
 
 
 def floor_seconds(
-    benchmark: str, limit: int, batch_size: int, threads: int, converted: Path
+    benchmark: str, limit: int, batch_size: int, generation_batch_size: int, threads: int, converted: Path
 ) -> dict[str, float]:
     """Forward passes and decoding steps alone, on the audit's own batches, tokenised beforehand."""
     import torch
@@ -96,7 +96,7 @@ def floor_seconds(
                 model.model(input_ids=ids, attention_mask=mask)
             scored += time.perf_counter() - started
             tokens += sum(len(s) for s in sequences)
-    for batch in plan_batches([r for r in unique if r.kind == "generate"], batch_size):
+    for batch in plan_batches([r for r in unique if r.kind == "generate"], generation_batch_size):
         for chat in sorted({r.chat for r in batch}):
             group = [r for r in batch if r.chat == chat]
             prompts = [model._render_prompt(r.prompt, chat) for r in group]
@@ -223,7 +223,10 @@ def measure(
     print(f"[{name}] warm audit", flush=True)
     warm = run_audit(benchmark, limit, cache, args.threads)
     print(f"[{name}] pure-compute floor", flush=True)
-    floor = floor_like_the_audit(benchmark, limit, cold["settings"]["batch_size"], args.threads, converted)
+    settings = cold["settings"]
+    floor = floor_like_the_audit(
+        benchmark, limit, settings["batch_size"], settings["generation_batch_size"], args.threads, converted
+    )
     result: dict[str, Any] = {
         "questions": cold["sample"]["tested"],
         "cold_wall_s": cold["_wall_s"],
@@ -238,13 +241,14 @@ def measure(
         "overhead_ratio": cold["_wall_s"] / floor["total_s"],
         "verdict": cold["verdict"]["label"],
     }
-    print(f"[{name}] cold audit with --no-low-memory", flush=True)
-    kept = run_audit(benchmark, limit, fresh_cache(root, converted), args.threads, "--no-low-memory")
-    result["no_low_memory"] = {
-        "cold_wall_s": kept["_wall_s"],
-        "peak_memory_mb": kept["run"]["peak_memory_mb"],
-        "low_memory_time_ratio": cold["_wall_s"] / kept["_wall_s"],
-    }
+    if not args.skip_no_low_memory:
+        print(f"[{name}] cold audit with --no-low-memory", flush=True)
+        kept = run_audit(benchmark, limit, fresh_cache(root, converted), args.threads, "--no-low-memory")
+        result["no_low_memory"] = {
+            "cold_wall_s": kept["_wall_s"],
+            "peak_memory_mb": kept["run"]["peak_memory_mb"],
+            "low_memory_time_ratio": cold["_wall_s"] / kept["_wall_s"],
+        }
     if args.naive_limit:
         print(f"[{name}] naive pipeline on {args.naive_limit}", flush=True)
         naive = naive_seconds(benchmark, args.naive_limit, args.threads, converted)
@@ -283,6 +287,7 @@ def main() -> None:
         "--naive-limit", type=int, default=40, help="questions for the naive comparison (0: skip)"
     )
     parser.add_argument("--skip-bf16", action="store_true")
+    parser.add_argument("--skip-no-low-memory", action="store_true")
     parser.add_argument("--only", choices=["gsm8k", "humaneval"])
     parser.add_argument(
         "--limit", type=int, help="questions per benchmark (default 200 and 164; smaller for a smoke run)"

@@ -1,0 +1,88 @@
+"""Generation alone, the audit's own way: prompts per engine batch, shared prompt beginnings, cache budget.
+
+Takes every generation request of the default audit (completion and guided) and runs them through
+the engine's batch plan, as an audit does, once per variant, and checks each variant writes the
+very text the first one wrote. A variant is ``PROMPTS:SHARE:BUDGET``: prompts per engine batch,
+1/0 for prefilling a batch's common prompt beginning once, and the key/value cache budget as a
+multiple of the default:
+
+    python bench/generation.py ../shared/data/gsm8k/test.jsonl --limit 50 --cache DIR \\
+        --variants 16:0:1,16:1:1,64:0:1,64:1:1,64:1:2
+
+DIR is a folder for the dequantised model copy (an audit's cache folder works).
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from pathlib import Path
+from typing import Any
+
+MODEL = "pkg:smollm2-135m-instruct"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("benchmark")
+    parser.add_argument("--limit", type=int, default=50)
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--cache", type=Path, required=True, help="folder for the dequantised model copy")
+    parser.add_argument("--variants", default="16:0:1,16:1:1,64:0:1,64:1:1,64:1:2")
+    args = parser.parse_args()
+
+    import numpy as np
+    import torch
+
+    from contamcheck.backends import ModelOptions, describe_model, hf, load_model
+    from contamcheck.config import AuditConfig
+    from contamcheck.evidence import MemoryStore, plan_batches
+    from contamcheck.evidence.engine import _run
+    from contamcheck.pipeline import plan_audit
+
+    torch.set_num_threads(args.threads)
+    options = ModelOptions(device="cpu", threads=args.threads, cache_dir=args.cache)
+    model: Any = load_model(MODEL, options, describe_model(MODEL, options, MemoryStore().file_digest))
+    config = AuditConfig(
+        model=MODEL, benchmark=args.benchmark, limit=args.limit, reference="none", threads=args.threads
+    )
+    requests = [r for r in {r.key: r for r in plan_audit(config).requests}.values() if r.kind == "generate"]
+    for chat in (False, True):
+        group = [r for r in requests if r.chat == chat]
+        special = not (chat and model.has_chat_template)
+        rendered = [model._render_prompt(r.prompt, chat) for r in group]
+        encoded = [list(model.tokenizer(t, add_special_tokens=special)["input_ids"]) for t in rendered]
+        families: dict[tuple[int, ...], list[list[int]]] = {}
+        for ids in encoded:
+            families.setdefault(tuple(ids[: hf.FAMILY_TOKENS]), []).append(ids)
+        shared = [
+            f"{len(f)} prompts share {hf._shared_length(f)} tokens of {np.mean([len(i) for i in f]):.0f}"
+            for f in families.values()
+            if len(f) > 1
+        ]
+        print(f"{'chat' if chat else 'plain'} prompts: {len(group)}; alike: {'; '.join(shared) or 'none'}")
+    default_budget = model.cache_token_budget
+    first: list[Any] | None = None
+    print(f"{len(requests)} generation requests, {args.threads} threads")
+    print("| prompts per batch | shared beginning | cache budget | time | same text as the first |")
+    print("|---|---|---|---|---|")
+    for variant in filter(None, args.variants.split(",")):
+        prompts, share, budget = variant.split(":")
+        model._share_prefix = share == "1"
+        model.cache_token_budget = int(default_budget * float(budget))
+        started = time.perf_counter()
+        texts = [text for batch in plan_batches(requests, int(prompts)) for text in _run(model, batch)]
+        seconds = time.perf_counter() - started
+        first = first or texts
+        same = sum(a == b for a, b in zip(first, texts, strict=True))
+        print(
+            f"| {prompts} | {'once' if share == '1' else 'per row'} | {budget}x | {seconds:.1f} s "
+            f"| {same}/{len(texts)} |",
+            flush=True,
+        )
+
+
+if __name__ == "__main__":
+    main()
