@@ -147,6 +147,13 @@ def test_reproducibility_block_carries_what_a_rerun_needs(twin_report: Report):
         assert value in block
 
 
+def test_a_setting_older_reports_lack_is_left_out_not_shown_as_none(twin_report: Report):
+    older = twin_report.model_copy(deep=True)
+    older.settings.generation_batch_size = None
+    assert "generation batch size" not in to_html(older)
+    assert "generation batch size" in to_html(twin_report)
+
+
 def test_p_values_are_never_shown_as_zero():
     assert format_p(1.7e-5) == "1.7 × 10⁻⁵"
     assert format_p(0.0004) == "4.0 × 10⁻⁴"

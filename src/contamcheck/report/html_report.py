@@ -459,7 +459,9 @@ def reproducibility(report: Report) -> list[tuple[str, list[tuple[str, str]]]]:
     ]
     sample_rows += [(f"set aside: {reason}", str(n)) for reason, n in sample.set_aside.items()]
     groups.append(("Sample", sample_rows))
-    settings = [(name.replace("_", " "), _setting(value)) for name, value in report.settings]
+    settings = [
+        (name.replace("_", " "), _setting(value)) for name, value in report.settings if value is not None
+    ]
     groups.append(("Settings", [*settings, ("fail on", report.verdict.fail_on)]))
     groups.append(("Versions", [(name, version) for name, version in report.versions.items()]))
     run = report.run
