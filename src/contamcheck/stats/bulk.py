@@ -82,7 +82,11 @@ def normal_pdf(x: np.ndarray, mu: np.ndarray, sd: np.ndarray) -> np.ndarray:
 
 
 def _em_from(x: np.ndarray, low_q: float, high_q: float) -> tuple[np.ndarray, ...]:
-    """Two-component normal mixtures fitted to each row of x; returns (means, sds, weights, loglik)."""
+    """Two-component normal mixtures fitted to each row of x; returns (means, sds, weights, loglik).
+
+    Arrays are laid out (rows, component, value), so every sum over the values runs along
+    contiguous memory: numpy's strided reductions over a middle axis took half the time.
+    """
     rows, n = x.shape
     low, high = np.quantile(x, low_q, axis=1), np.quantile(x, high_q, axis=1)
     spread = x.std(axis=1) + 1e-12
@@ -90,17 +94,17 @@ def _em_from(x: np.ndarray, low_q: float, high_q: float) -> tuple[np.ndarray, ..
     sd = np.stack([spread / 2, spread / 2], axis=1)
     w = np.full((rows, 2), 0.5)
     floor = spread[:, None] * 1e-3
+    values = x[:, None, :]
     for _ in range(EM_ITERATIONS):
-        dens = w[:, None, :] * normal_pdf(x[:, :, None], mu[:, None, :], sd[:, None, :])
-        total = dens.sum(axis=2, keepdims=True) + 1e-300
-        resp = dens / total
-        weight = resp.sum(axis=1) + 1e-12
+        dens = w[:, :, None] * normal_pdf(values, mu[:, :, None], sd[:, :, None])
+        resp = dens / (dens[:, :1] + dens[:, 1:] + 1e-300)
+        weight = resp.sum(axis=2) + 1e-12
         w = weight / n
-        mu = (resp * x[:, :, None]).sum(axis=1) / weight
-        sd = np.sqrt((resp * (x[:, :, None] - mu[:, None, :]) ** 2).sum(axis=1) / weight)
+        mu = (resp * values).sum(axis=2) / weight
+        sd = np.sqrt((resp * (values - mu[:, :, None]) ** 2).sum(axis=2) / weight)
         sd = np.maximum(sd, floor)
-    dens = w[:, None, :] * normal_pdf(x[:, :, None], mu[:, None, :], sd[:, None, :])
-    loglik = np.log(dens.sum(axis=2) + 1e-300).sum(axis=1)
+    dens = w[:, :, None] * normal_pdf(values, mu[:, :, None], sd[:, :, None])
+    loglik = np.log(dens[:, 0] + dens[:, 1] + 1e-300).sum(axis=1)
     return mu, sd, w, loglik
 
 
