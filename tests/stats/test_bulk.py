@@ -77,3 +77,27 @@ def test_the_null_table_is_kept_in_the_cache_folder_and_read_back(tmp_path):
     stored.write_bytes(b"damaged")  # a damaged table is simulated again and replaced
     assert np.array_equal(null_flag_counts(37, 500, 0.05, 0, tables), counts)
     assert np.array_equal(np.load(stored), counts)
+
+
+def test_the_em_matches_the_textbook_layout():
+    """Our layout (rows, component, value) fits what the obvious one (rows, value, component) fits."""
+    from contamcheck.stats.bulk import EM_ITERATIONS, _em_from, normal_pdf
+
+    rng = np.random.default_rng(5)
+    x = np.concatenate([rng.normal(0, 1, (40, 90)), rng.normal(2.5, 0.5, (40, 30))], axis=1)
+    rows, n = x.shape
+    mu = np.stack([np.quantile(x, 0.25, axis=1), np.quantile(x, 0.85, axis=1)], axis=1)
+    spread = x.std(axis=1) + 1e-12
+    sd, w = np.stack([spread / 2] * 2, axis=1), np.full((rows, 2), 0.5)
+    for _ in range(EM_ITERATIONS):
+        dens = w[:, None, :] * normal_pdf(x[:, :, None], mu[:, None, :], sd[:, None, :])
+        resp = dens / (dens.sum(axis=2, keepdims=True) + 1e-300)
+        weight = resp.sum(axis=1) + 1e-12
+        w = weight / n
+        mu = (resp * x[:, :, None]).sum(axis=1) / weight
+        sd = np.sqrt((resp * (x[:, :, None] - mu[:, None, :]) ** 2).sum(axis=1) / weight)
+        sd = np.maximum(sd, spread[:, None] * 1e-3)
+    ours = _em_from(x, 0.25, 0.85)
+    np.testing.assert_allclose(ours[0], mu, rtol=1e-10)
+    np.testing.assert_allclose(ours[1], sd, rtol=1e-10)
+    np.testing.assert_allclose(ours[2], w, rtol=1e-10)
