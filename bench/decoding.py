@@ -13,9 +13,8 @@ from __future__ import annotations
 import argparse
 import time
 from pathlib import Path
-from typing import Any
 
-MODEL = "pkg:smollm2-135m-instruct"
+from audit_parts import model_and_plan, requests_of
 
 
 def main() -> None:
@@ -29,19 +28,8 @@ def main() -> None:
 
     import torch
 
-    from contamcheck.backends import ModelOptions, describe_model, load_model
-    from contamcheck.config import AuditConfig
-    from contamcheck.evidence import MemoryStore
-    from contamcheck.pipeline import plan_audit
-
-    torch.set_num_threads(args.threads)
-    options = ModelOptions(device="cpu", threads=args.threads, cache_dir=args.cache)
-    model: Any = load_model(MODEL, options, describe_model(MODEL, options, MemoryStore().file_digest))
-    config = AuditConfig(
-        model=MODEL, benchmark=args.benchmark, limit=40, reference="none", threads=args.threads
-    )
-    plan = plan_audit(config)
-    requests = [r for r in {r.key: r for r in plan.requests}.values() if r.kind == "generate"]
+    model, plan = model_and_plan(args.benchmark, 40, args.threads, args.cache)
+    requests = requests_of(plan, "generate")
     eos = model.tokenizer.eos_token_id
     print("| 16 prompts | batch 1, generate | batch 16, generate | batch 16, our loop | same text |")
     print("|---|---|---|---|---|")

@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-MODEL = "pkg:smollm2-135m-instruct"
+from audit_parts import model_and_plan, requests_of
 
 
 def main() -> None:
@@ -34,21 +34,13 @@ def main() -> None:
     args = parser.parse_args()
 
     import numpy as np
-    import torch
 
-    from contamcheck.backends import ModelOptions, describe_model, hf, load_model
-    from contamcheck.config import AuditConfig
-    from contamcheck.evidence import MemoryStore, plan_batches
+    from contamcheck.backends import hf
+    from contamcheck.evidence import plan_batches
     from contamcheck.evidence.engine import _run
-    from contamcheck.pipeline import plan_audit
 
-    torch.set_num_threads(args.threads)
-    options = ModelOptions(device="cpu", threads=args.threads, cache_dir=args.cache)
-    model: Any = load_model(MODEL, options, describe_model(MODEL, options, MemoryStore().file_digest))
-    config = AuditConfig(
-        model=MODEL, benchmark=args.benchmark, limit=args.limit, reference="none", threads=args.threads
-    )
-    requests = [r for r in {r.key: r for r in plan_audit(config).requests}.values() if r.kind == "generate"]
+    model, plan = model_and_plan(args.benchmark, args.limit, args.threads, args.cache)
+    requests = requests_of(plan, "generate")
     for chat in (False, True):
         group = [r for r in requests if r.chat == chat]
         special = not (chat and model.has_chat_template)

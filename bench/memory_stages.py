@@ -20,9 +20,8 @@ import ctypes
 import resource
 import time
 from pathlib import Path
-from typing import Any
 
-MODEL = "pkg:smollm2-135m-instruct"
+from audit_parts import model_and_plan, requests_of
 
 
 def peak_mib() -> float:
@@ -52,22 +51,11 @@ def main() -> None:
 
         return_freed_memory()
 
-    import torch
-
-    from contamcheck.backends import ModelOptions, describe_model, load_model
-    from contamcheck.config import AuditConfig
-    from contamcheck.evidence import MemoryStore, plan_batches
-    from contamcheck.pipeline import plan_audit
+    from contamcheck.evidence import plan_batches
 
     threads = args.threads or (1 if args.stage == "score" else 2)
-    torch.set_num_threads(threads)
-    options = ModelOptions(device="cpu", threads=threads, cache_dir=args.cache)
-    model: Any = load_model(MODEL, options, describe_model(MODEL, options, MemoryStore().file_digest))
-    config = AuditConfig(
-        model=MODEL, benchmark=args.benchmark, limit=args.limit, reference="none", threads=threads
-    )
-    plan = plan_audit(config)
-    requests = [r for r in {r.key: r for r in plan.requests}.values() if r.kind == args.stage]
+    model, plan = model_and_plan(args.benchmark, args.limit, threads, args.cache)
+    requests = requests_of(plan, args.stage)
     print(f"after load: {peak_mib():.0f} MiB")
     started = time.perf_counter()
     if args.stage == "score":

@@ -34,8 +34,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from audit_parts import MODEL, model_and_plan, requests_of
 
-MODEL = "pkg:smollm2-135m-instruct"
 PER_ITEM_TESTS = ("completion", "min-k", "min-k++", "zlib", "guided")
 
 
@@ -70,20 +70,12 @@ def floor_seconds(
     """Forward passes and decoding steps alone, on the audit's own batches, tokenised beforehand."""
     import torch
 
-    from contamcheck.backends import ModelOptions, describe_model, load_model
-    from contamcheck.config import AuditConfig
-    from contamcheck.evidence import MemoryStore, plan_batches
-    from contamcheck.pipeline import plan_audit
+    from contamcheck.evidence import plan_batches
 
-    torch.set_num_threads(threads)
-    config = AuditConfig(model=MODEL, benchmark=benchmark, limit=limit, reference="none", threads=threads)
-    options = ModelOptions(device="cpu", threads=threads, cache_dir=converted.parent)
-    model: Any = load_model(MODEL, options, describe_model(MODEL, options, MemoryStore().file_digest))
-    plan = plan_audit(config)
-    unique = {r.key: r for r in plan.requests}.values()
+    model, plan = model_and_plan(benchmark, limit, threads, converted.parent)
     scored = generated = 0.0
     tokens = 0
-    for batch in plan_batches([r for r in unique if r.kind == "score"], batch_size):
+    for batch in plan_batches(requests_of(plan, "score"), batch_size):
         encoded = [list(model.tokenizer(r.text)["input_ids"])[: model.context_length] for r in batch]
         for group in model._token_batches([len(e) for e in encoded]):
             sequences = [encoded[i] for i in group]
@@ -96,7 +88,7 @@ def floor_seconds(
                 model.model(input_ids=ids, attention_mask=mask)
             scored += time.perf_counter() - started
             tokens += sum(len(s) for s in sequences)
-    for batch in plan_batches([r for r in unique if r.kind == "generate"], generation_batch_size):
+    for batch in plan_batches(requests_of(plan, "generate"), generation_batch_size):
         for chat in sorted({r.chat for r in batch}):
             group = [r for r in batch if r.chat == chat]
             prompts = [model._render_prompt(r.prompt, chat) for r in group]
@@ -137,16 +129,9 @@ def naive_seconds(benchmark: str, limit: int, threads: int, converted: Path) -> 
     """Each test's own passes, one text at a time, through the standard transformers path."""
     import torch
 
-    from contamcheck.backends import ModelOptions, describe_model, load_model
-    from contamcheck.config import AuditConfig
-    from contamcheck.evidence import GenerateRequest, MemoryStore, ScoreRequest
-    from contamcheck.pipeline import plan_audit
+    from contamcheck.evidence import GenerateRequest, ScoreRequest
 
-    torch.set_num_threads(threads)
-    config = AuditConfig(model=MODEL, benchmark=benchmark, limit=limit, reference="none", threads=threads)
-    options = ModelOptions(device="cpu", threads=threads, cache_dir=converted.parent)
-    model: Any = load_model(MODEL, options, describe_model(MODEL, options, MemoryStore().file_digest))
-    plan = plan_audit(config)
+    model, plan = model_and_plan(benchmark, limit, threads, converted.parent)
     started = time.perf_counter()
     for test in plan.tests:  # every test on its own: no sharing of passes between tests
         requests = []
