@@ -38,14 +38,6 @@ def read(path: Path) -> list[dict[str, str]]:
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 
-def auroc(positive: np.ndarray, negative: np.ndarray) -> float:
-    from scipy.stats import rankdata
-
-    ranks = rankdata(np.concatenate([positive, negative]))
-    u = ranks[: len(positive)].sum() - len(positive) * (len(positive) + 1) / 2
-    return float(u / (len(positive) * len(negative)))
-
-
 def scores(model: Any, tokenizer: Any, texts: list[str]) -> dict[str, np.ndarray]:
     """Per text, higher = more likely seen: mean log-prob, Min-K%++ (k = 20%), zlib ratio."""
     import torch
@@ -79,6 +71,7 @@ def main(argv: list[str] | None = None) -> None:
     from contaminate import load_base
     from finetune import finetune
     from transformers import AutoModelForCausalLM, AutoTokenizer
+    from validate import auroc
 
     torch.set_num_threads(args.threads)
     questions = read(args.folder / "questions.jsonl")
@@ -112,8 +105,8 @@ def main(argv: list[str] | None = None) -> None:
             for label, values in (("raw", raw), ("deviation", deviation)):
                 bench, unused = values[: len(texts)], values[len(texts) :]
                 row[label] = {
-                    "leaked_vs_held_out": auroc(bench[is_leaked], bench[~is_leaked]),
-                    "questions_vs_controls": auroc(bench, unused),
+                    "leaked_vs_held_out": auroc(bench[is_leaked].tolist(), bench[~is_leaked].tolist()),
+                    "questions_vs_controls": auroc(bench.tolist(), unused.tolist()),
                 }
             table[name][score] = row
             cells = [
