@@ -20,8 +20,9 @@ M_TRIM_THRESHOLD = -1  # mallopt's parameter numbers in glibc's malloc.h
 M_MMAP_THRESHOLD = -3
 LOW_MEMORY_THRESHOLD = 4 * 2**20
 # Setting the mmap threshold also freezes the trim threshold at 128 KiB: the heap would then give
-# back, and fault in again, the few MiB that scoring frees and takes at every slice (5x the page
-# faults, 25% more time, measured). Free space at the heap's top is kept up to this much instead.
+# back, and fault in again, the few MiB that scoring frees and takes at every slice (up to 3.4x the
+# page faults and 20% more time, docs/PERFORMANCE.md). Free space at the heap's top is kept up to
+# this much instead.
 TRIM_THRESHOLD = 64 * 2**20
 _returning = False
 
