@@ -21,9 +21,9 @@ from ..report.model import ModelInfo, ReferenceInfo
 
 GPU_BATCH_SIZE = 64
 CPU_BATCH_SIZE = 16
-# Prompts per generation batch, as a multiple of the texts per scoring batch. A decoding step costs
-# little more for 64 rows than for 16, and rows leave the batch as they end: the GSM8K 50 audit's
-# generation took 48.8 s in batches of 64 against 59.7 s in batches of 16 (bench/generation.py,
+# Prompts per generation batch, as a multiple of the texts per scoring batch. Rows leave a batch as
+# they end, so a larger batch keeps more rows in each decoding step: the GSM8K 50 audit's generation
+# took 48.8 s in batches of 64 against 59.7 s in batches of 16 (bench/generation.py,
 # docs/PERFORMANCE.md). The backend still splits a batch to fit its key/value cache budget.
 GENERATION_BATCH_FACTOR = 4
 LARGE_MODEL_BYTES = 4 * 2**30
