@@ -9,7 +9,9 @@ multiple of the default:
     python bench/generation.py ../shared/data/gsm8k/test.jsonl --limit 50 --cache DIR \\
         --variants 16:0:1,16:1:1,64:0:1,64:1:1,64:1:2
 
-DIR is a folder for the dequantised model copy (an audit's cache folder works).
+DIR is a folder for the dequantised model copy (an audit's cache folder works). First it prints
+how the backend splits each engine batch of the audit's size to fit its cache budget (progress is
+reported after each part); ``--parts-only`` stops there.
 """
 
 from __future__ import annotations
@@ -21,6 +23,10 @@ from typing import Any
 
 from audit_parts import model_and_plan, requests_of
 
+from contamcheck.pipeline.handles import CPU_BATCH_SIZE, GENERATION_BATCH_FACTOR
+
+GENERATION_BATCH = CPU_BATCH_SIZE * GENERATION_BATCH_FACTOR  # an audit's on CPU (handles.auto_batch_sizes)
+
 
 def main() -> None:
     parser = argparse.ArgumentParser(
@@ -31,6 +37,9 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--cache", type=Path, required=True, help="folder for the dequantised model copy")
     parser.add_argument("--variants", default="16:0:1,16:1:1,64:0:1,64:1:1,64:1:2")
+    parser.add_argument(
+        "--parts-only", action="store_true", help="print how the backend splits each batch, time nothing"
+    )
     args = parser.parse_args()
 
     import numpy as np
@@ -43,9 +52,7 @@ def main() -> None:
     requests = requests_of(plan, "generate")
     for chat in (False, True):
         group = [r for r in requests if r.chat == chat]
-        special = not (chat and model.has_chat_template)
-        rendered = [model._render_prompt(r.prompt, chat) for r in group]
-        encoded = [list(model.tokenizer(t, add_special_tokens=special)["input_ids"]) for t in rendered]
+        encoded = _encoded(model, group, chat)
         families: dict[tuple[int, ...], list[list[int]]] = {}
         for ids in encoded:
             families.setdefault(tuple(ids[: hf.FAMILY_TOKENS]), []).append(ids)
@@ -56,6 +63,21 @@ def main() -> None:
         ]
         print(f"{'chat' if chat else 'plain'} prompts: {len(group)}; alike: {'; '.join(shared) or 'none'}")
     default_budget = model.cache_token_budget
+    parts = []  # how the backend splits each engine batch of the default size: one progress report each
+    for batch in plan_batches(requests, GENERATION_BATCH):
+        parts.append([])
+        for chat in sorted({r.chat for r in batch}):  # as the engine runs it (evidence.engine._run)
+            group = [r for r in batch if r.chat == chat]
+            indices, limits = list(range(len(group))), [r.max_new_tokens for r in group]
+            split = model._generation_batches(indices, _encoded(model, group, chat), limits)
+            parts[-1].extend(len(part) for part in split)
+    sizes = [size for batch in parts for size in batch]
+    print(
+        f"engine batches of {GENERATION_BATCH}: {len(parts)}, split by the backend into {len(sizes)} parts "
+        f"of {min(sizes)}-{max(sizes)} prompts (median {int(np.median(sizes))}): {parts}"
+    )
+    if args.parts_only:
+        return
     first: list[Any] | None = None
     print(f"{len(requests)} generation requests, {args.threads} threads")
     print("| prompts per batch | shared beginning | cache budget | time | same text as the first |")
@@ -74,6 +96,13 @@ def main() -> None:
             f"| {same}/{len(texts)} |",
             flush=True,
         )
+
+
+def _encoded(model: Any, requests: list[Any], chat: bool) -> list[list[int]]:
+    """The prompts' token ids, as ``HFModel.generate`` makes them."""
+    special = not (chat and model.has_chat_template)
+    rendered = [model._render_prompt(r.prompt, chat) for r in requests]
+    return [list(model.tokenizer(t, add_special_tokens=special)["input_ids"]) for t in rendered]
 
 
 if __name__ == "__main__":

@@ -166,9 +166,14 @@ def test_prompts_that_begin_alike_are_batched_together_by_length():
 def test_generation_is_split_to_fit_the_cache_budget(tiny):
     prompts = ["A baker sells 48", "How many minutes are there in 3.5 hours? And how many in", "Tom has"]
     together = tiny.generate(prompts, [6, 6, 6])
-    tiny.cache_token_budget = 20  # room for one prompt and its new tokens at a time
-    assert [len(g) for g in tiny._generation_batches([0, 1, 2], [[0] * 10] * 3, [6, 6, 6])] == [1, 1, 1]
-    assert tiny.generate(prompts, [6, 6, 6]) == together
+    budget, tiny.cache_token_budget = tiny.cache_token_budget, 20  # one prompt and its tokens at a time
+    try:
+        assert [len(g) for g in tiny._generation_batches([0, 1, 2], [[0] * 10] * 3, [6, 6, 6])] == [1, 1, 1]
+        finished: list[int] = []
+        assert tiny.generate(prompts, [6, 6, 6], on_progress=finished.append) == together
+        assert finished == [1, 2, 3]  # one report per part of the batch
+    finally:
+        tiny.cache_token_budget = budget  # the fixture is shared by the module
 
 
 def test_chat_without_a_template_falls_back_to_raw_text(tiny):

@@ -37,9 +37,9 @@ def test_requests_are_deduplicated_sorted_and_batched():
 
 def test_generation_has_its_own_batch_size():
     class GenerationCounting(CountingModel):
-        def generate(self, prompts, max_new_tokens, chat=False):
+        def generate(self, prompts, max_new_tokens, chat=False, on_progress=None):
             self.batches.append(list(prompts))
-            return super().generate(prompts, max_new_tokens, chat)
+            return super().generate(prompts, max_new_tokens, chat, on_progress)
 
     model = GenerationCounting()
     engine = EvidenceEngine(lambda: model, "m", MemoryStore(), 2, generation_batch_size=4)
@@ -97,6 +97,31 @@ def test_out_of_memory_halves_the_batch():
     for text in texts:  # the halves give the same numbers as unbatched scoring
         expected = FakeModel().score([text])[0].logprobs.astype(np.float32)
         np.testing.assert_array_equal(evidence.stats(text).logprobs, expected)
+
+
+def test_progress_moves_inside_a_generation_batch_and_never_backwards():
+    class GenerationOOM(FakeModel):
+        """Reports every prompt it finishes, then runs out of memory on batches over three."""
+
+        def generate(self, prompts, max_new_tokens, chat=False, on_progress=None):
+            texts = super().generate(prompts, max_new_tokens, chat, on_progress)
+            if len(prompts) > 3:
+                raise RuntimeError("CUDA out of memory")
+            return texts
+
+    seen: list[tuple[int, int]] = []
+
+    def progress(label: str, done: int, total: int) -> None:
+        seen.append((done, total))
+
+    engine = EvidenceEngine(GenerationOOM, "m", MemoryStore(), 2, progress, generation_batch_size=6)
+    prompts = [f"Mia buys {n} apples" for n in range(10, 18)]  # 8 prompts: batches of 6 and 2
+    engine.compute([GenerateRequest(p, 3) for p in prompts], "model")
+    done = [d for d, _ in seen]
+    assert engine.stats.oom_retries == 1  # the batch of 6 ran again as two halves of 3
+    assert done == sorted(done) and done[0] == 0 and done[-1] == 8
+    assert set(range(1, 9)) <= set(done)  # every finished prompt showed, not only whole batches
+    assert {total for _, total in seen} == {8}
 
 
 def test_out_of_memory_on_one_text_is_a_clear_runtime_failure():

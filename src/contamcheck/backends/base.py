@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
@@ -64,12 +64,18 @@ class LanguageModel(Protocol):
         ...
 
     def generate(
-        self, prompts: Sequence[str], max_new_tokens: Sequence[int], chat: bool = False
+        self,
+        prompts: Sequence[str],
+        max_new_tokens: Sequence[int],
+        chat: bool = False,
+        on_progress: Callable[[int], None] | None = None,
     ) -> list[str]:
         """Greedy continuation of each prompt, at most ``max_new_tokens[i]`` new tokens.
 
         With ``chat`` the prompt is sent as a user message through the tokenizer's chat template
-        when it has one; otherwise as raw text.
+        when it has one; otherwise as raw text. A backend that splits the batch calls
+        ``on_progress`` with the number of prompts finished so far after each part (progress
+        bars move, and a cancelled audit stops, within a long batch).
         """
         ...
 

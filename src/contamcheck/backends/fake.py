@@ -20,7 +20,7 @@ from __future__ import annotations
 import hashlib
 import re
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -124,13 +124,20 @@ class FakeModel:
         return results
 
     def generate(
-        self, prompts: Sequence[str], max_new_tokens: Sequence[int], chat: bool = False
+        self,
+        prompts: Sequence[str],
+        max_new_tokens: Sequence[int],
+        chat: bool = False,
+        on_progress: Callable[[int], None] | None = None,
     ) -> list[str]:
         self.calls["generate"] += 1
         time.sleep(self.delay)
-        return [
-            self._continue(prompt, budget) for prompt, budget in zip(prompts, max_new_tokens, strict=True)
-        ]
+        texts = []
+        for prompt, budget in zip(prompts, max_new_tokens, strict=True):
+            texts.append(self._continue(prompt, budget))
+            if on_progress is not None:
+                on_progress(len(texts))  # one prompt at a time, as a backend that splits its batch
+        return texts
 
     def _continue(self, prompt: str, budget: int) -> str:
         if GUIDED_MARK in prompt:

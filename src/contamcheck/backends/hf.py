@@ -305,7 +305,11 @@ class HFModel:
         return [r for r in results if r is not None]
 
     def generate(
-        self, prompts: Sequence[str], max_new_tokens: Sequence[int], chat: bool = False
+        self,
+        prompts: Sequence[str],
+        max_new_tokens: Sequence[int],
+        chat: bool = False,
+        on_progress: Callable[[int], None] | None = None,
     ) -> list[str]:
         import torch
 
@@ -323,12 +327,16 @@ class HFModel:
         limits = [max(0, n) for n in max_new_tokens]
         produced: list[list[int]] = [[] for _ in prompts]
         wanted = [i for i, n in enumerate(limits) if n > 0]
+        finished = len(prompts) - len(wanted)
         for group in self._generation_batches(wanted, encoded, limits):
             rows = self._greedy(
                 [encoded[i] for i in group], [limits[i] for i in group], self.tokenizer.eos_token_id, torch
             )
             for index, row in zip(group, rows, strict=True):
                 produced[index] = row
+            finished += len(group)
+            if on_progress is not None:
+                on_progress(finished)
         return [self.tokenizer.decode(row, skip_special_tokens=True) for row in produced]
 
     def _generation_batches(

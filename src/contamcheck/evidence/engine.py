@@ -21,6 +21,7 @@ from .requests import GenerateRequest, Request, ScoreRequest
 from .store import EvidenceStore, Value
 
 ProgressCallback = Callable[[str, int, int], None]  # (label, done, total)
+Tick = Callable[[int], None]  # requests of the current batch finished so far
 
 
 @dataclass
@@ -89,7 +90,7 @@ class EvidenceEngine:
                 keys = [r.key for r in batch]
                 found = self.store.get_many(self.namespace, keys)
                 if len(found) < len(keys):
-                    found = self._compute_batch(batch)
+                    found = self._compute_batch(batch, self._ticks(f"{label}: {_verb(kind)}", done, total))
                     self.store.put_many(self.namespace, found)
                 else:
                     self.stats.from_store += len(keys)
@@ -101,10 +102,22 @@ class EvidenceEngine:
                 self.stats.truncated.add(key)
         return Evidence(values)
 
-    def _compute_batch(self, batch: Sequence[Request]) -> dict[str, Value]:
+    def _ticks(self, label: str, done: int, total: int) -> Tick:
+        """Progress from inside a batch (a backend that splits it reports each part), never backwards."""
+        reached = done
+
+        def tick(finished: int) -> None:
+            nonlocal reached
+            if done + finished > reached:
+                reached = done + finished
+                self.progress(label, reached, total)
+
+        return tick
+
+    def _compute_batch(self, batch: Sequence[Request], tick: Tick | None = None) -> dict[str, Value]:
         model = self._model()
         started = time.perf_counter()
-        results = [_as_float32(v) for v in _run_halving(model, batch, self.stats)]
+        results = [_as_float32(v) for v in _run_halving(model, batch, self.stats, tick)]
         self.stats.compute_seconds += time.perf_counter() - started
         self.stats.batches_computed += 1
         self.stats.computed += len(batch)
@@ -132,7 +145,7 @@ def plan_batches(requests: Sequence[Request], batch_size: int) -> list[list[Requ
     return [ordered[i : i + batch_size] for i in range(0, len(ordered), batch_size)]
 
 
-def _run(model: LanguageModel, batch: Sequence[Request]) -> list[Value]:
+def _run(model: LanguageModel, batch: Sequence[Request], tick: Tick | None = None) -> list[Value]:
     if all(isinstance(r, ScoreRequest) for r in batch):
         return list(model.score([r.text for r in batch if isinstance(r, ScoreRequest)]))
     generations = [r for r in batch if isinstance(r, GenerateRequest)]
@@ -140,15 +153,26 @@ def _run(model: LanguageModel, batch: Sequence[Request]) -> list[Value]:
     out: dict[str, Value] = {}
     for chat in sorted(chat_modes):
         group = [r for r in generations if r.chat == chat]
-        texts = model.generate([r.prompt for r in group], [r.max_new_tokens for r in group], chat=chat)
+        texts = model.generate(
+            [r.prompt for r in group],
+            [r.max_new_tokens for r in group],
+            chat=chat,
+            on_progress=None if tick is None else _offset(tick, len(out)),
+        )
         out.update({r.key: t for r, t in zip(group, texts, strict=True)})
     return [out[r.key] for r in batch]
 
 
-def _run_halving(model: LanguageModel, batch: Sequence[Request], stats: EngineStats) -> list[Value]:
+def _offset(tick: Tick, before: int) -> Tick:
+    return lambda finished: tick(before + finished)
+
+
+def _run_halving(
+    model: LanguageModel, batch: Sequence[Request], stats: EngineStats, tick: Tick | None = None
+) -> list[Value]:
     """Run a batch; on out-of-memory, run it again in halves (down to one request)."""
     try:
-        return _run(model, batch)
+        return _run(model, batch, tick)
     except Exception as exc:
         if not _is_out_of_memory(exc):
             raise
@@ -160,7 +184,10 @@ def _run_halving(model: LanguageModel, batch: Sequence[Request], stats: EngineSt
         stats.oom_retries += 1
         _free_memory()
         middle = len(batch) // 2
-        return _run_halving(model, batch[:middle], stats) + _run_halving(model, batch[middle:], stats)
+        second = None if tick is None else _offset(tick, middle)
+        return _run_halving(model, batch[:middle], stats, tick) + _run_halving(
+            model, batch[middle:], stats, second
+        )
 
 
 def _is_out_of_memory(exc: Exception) -> bool:
