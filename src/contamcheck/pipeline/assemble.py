@@ -60,6 +60,19 @@ def caveats(results: list[TestResult], reference: ReferenceInfo, controls: Contr
             "read more naturally than twins even to a clean model, so these can raise the verdict "
             "to 'some evidence' at most."
         )
+    minority = [
+        r.name for r in results if r.null is not None and r.null.components == 2 and r.null.bulk_share < 0.5
+    ]
+    if minority:
+        # Measured (docs/VALIDATION.md): a benchmark half leaked fits a null of 43-60% of its
+        # questions; a wide bulk split in the wrong place one of 31%, which flagged 40% of the
+        # questions that model never saw. The flags alone can't tell the two apart.
+        notes.append(
+            f"{', '.join(minority)}: the never-seen bulk holds less than half of the questions. Either "
+            "most of the benchmark stands out, or the scores have a second bump for another reason (two "
+            "kinds of question) and part of the bulk is flagged with the tail: read single flags, and a "
+            "verdict that rests on these tests alone, with care."
+        )
     if reference.status == "unavailable":
         notes.append(f"No reference model: {reference.reason}")
     if controls.paired:
