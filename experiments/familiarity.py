@@ -104,6 +104,7 @@ def main() -> None:
         table: dict[str, list[float]] = {}
         for original, twin, half in zip(originals, twins, second, strict=True):
             a, b = statistics_for(ev.stats(original), original), statistics_for(ev.stats(twin), twin)
+            table.setdefault("num_tokens", []).append(float(ev.stats(original).num_tokens))
             for key in a:
                 table.setdefault(f"{key}", []).append(a[key])
                 table.setdefault(f"{key}:twin_diff", []).append(a[key] - b[key])

@@ -108,7 +108,9 @@ def _em_from(x: np.ndarray, low_q: float, high_q: float) -> tuple[np.ndarray, ..
     return mu, sd, w, loglik
 
 
-def _fit(x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+def _fit(
+    x: np.ndarray, min_share: float = MIN_BULK_SHARE
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Null centre, scale, bulk share and component count for each row of x."""
     n = x.shape[1]
     mean, sd = x.mean(axis=1), x.std(axis=1) + 1e-12
@@ -119,15 +121,15 @@ def _fit(x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
     lower = np.argmin(mu, axis=1)
     pick = np.arange(len(x))
     # A "bulk" holding a small minority is a mis-fit of a skewed distribution, not the null.
-    mixture = (bic_two < bic_one - BIC_MARGIN) & (w[pick, lower] >= MIN_BULK_SHARE)
+    mixture = (bic_two < bic_one - BIC_MARGIN) & (w[pick, lower] >= min_share)
     centre = np.where(mixture, mu[pick, lower], mean)
     scale = np.where(mixture, sds[pick, lower], sd)
     share = np.where(mixture, w[pick, lower], 1.0)
     return centre, scale, share, np.where(mixture, 2, 1)
 
 
-def fit_bulk(values: np.ndarray) -> BulkFit:
-    centre, scale, share, components = _fit(np.asarray(values, dtype=np.float64)[None, :])
+def fit_bulk(values: np.ndarray, min_share: float = MIN_BULK_SHARE) -> BulkFit:
+    centre, scale, share, components = _fit(np.asarray(values, dtype=np.float64)[None, :], min_share)
     return BulkFit(float(centre[0]), float(scale[0]), float(share[0]), int(components[0]))
 
 
