@@ -11,6 +11,12 @@ from ..controls import Controls
 from ..evidence.engine import EngineStats, EvidenceEngine
 from ..report.model import ControlInfo, EvidenceUse, ReferenceInfo, TestResult
 
+# A null this small is more often a mis-fit than a majority leak. Measured (docs/VALIDATION.md):
+# benchmarks half leaked fit nulls of 43-60% of their questions on the tuning split (seed 1), while
+# a wide bulk split in the wrong place (HumanEval, seed 0) fit one of 31%, which flagged 40% of the
+# questions that model never saw. The flags alone can't tell the two apart.
+MINORITY_BULK = 0.4
+
 VERSIONED_PACKAGES = ("numpy", "scipy", "torch", "transformers", "tokenizers", "gguf", "rouge-score")
 
 
@@ -61,17 +67,16 @@ def caveats(results: list[TestResult], reference: ReferenceInfo, controls: Contr
             "to 'some evidence' at most."
         )
     minority = [
-        r.name for r in results if r.null is not None and r.null.components == 2 and r.null.bulk_share < 0.5
+        r.name
+        for r in results
+        if r.null is not None and r.null.components == 2 and r.null.bulk_share < MINORITY_BULK
     ]
     if minority:
-        # Measured (docs/VALIDATION.md): a benchmark half leaked fits a null of 43-60% of its
-        # questions; a wide bulk split in the wrong place one of 31%, which flagged 40% of the
-        # questions that model never saw. The flags alone can't tell the two apart.
         notes.append(
-            f"{', '.join(minority)}: the never-seen bulk holds less than half of the questions. Either "
-            "most of the benchmark stands out, or the scores have a second bump for another reason (two "
-            "kinds of question) and part of the bulk is flagged with the tail: read single flags, and a "
-            "verdict that rests on these tests alone, with care."
+            f"{', '.join(minority)}: the never-seen bulk holds under {MINORITY_BULK:.0%} of the questions. "
+            "Either most of the benchmark stands out, or the scores have a second bump for another reason "
+            "(two kinds of question) and part of the bulk is flagged with the tail: read single flags, "
+            "and a verdict that rests on these tests alone, with care."
         )
     if reference.status == "unavailable":
         notes.append(f"No reference model: {reference.reason}")
