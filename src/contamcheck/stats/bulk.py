@@ -43,8 +43,9 @@ EM_ITERATIONS = 120
 MIN_QUESTIONS = 20
 MIN_BULK_SHARE = 0.3
 # The tail's centre must lie beyond the null's flag threshold (its 95th percentile): measured on
-# the tuning split, a clean model's left-skewed scores fitted a "tail" 1.3 null SDs up, flagging
-# 11-14% of a benchmark it never saw; every real leak's tail sat 2.0-6.4 SDs up (docs/METHODS.md).
+# the tuning splits, the similar-text models' left-skewed Min-K%++ scores fitted a "tail" 1.3 null
+# SDs up, flagging 11-21% of a benchmark they never saw; every real leak's tail sat 2.0-6.4 SDs up
+# (docs/METHODS.md).
 TAIL_BEYOND = float(stats.norm.ppf(1 - EXPECTED_RATE))
 ENOUGH_HITS = 20  # simulated counts at least as large as the observed one, to trust their share
 
