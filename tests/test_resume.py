@@ -4,6 +4,7 @@ run does no model work; the reference's evidence is shared between audits."""
 from __future__ import annotations
 
 import json
+import os
 import signal
 import sqlite3
 import subprocess
@@ -96,6 +97,39 @@ def test_warm_run_loads_no_model_and_reports_the_same(tiny_setup, tmp_path, caps
     stricter = run_json(capsys, *args, "--reference", "none", "--alpha", "0.0001")
     assert stricter["run"]["evidence"]["model"]["computed"] == 0
     assert stricter["settings"]["alpha"] == 0.0001
+
+
+WARM_PROBE = """
+import json, sys
+from contamcheck.backends.hf import torch_is_cpu_only
+cpu_only = torch_is_cpu_only()
+from contamcheck.cli import main
+code = main(json.loads(sys.argv[1]))
+print(json.dumps({"code": code, "cpu_only": cpu_only, "torch": "torch" in sys.modules}), file=sys.stderr)
+"""
+
+
+def test_a_warm_run_on_a_cpu_only_torch_never_imports_torch(tiny_setup, tmp_path, capsys):
+    # Importing torch was most of a warm run (docs/PERFORMANCE.md); the default reference, a Hub
+    # model, is checked for reachability first, and the device is told from torch's build.
+    args = [str(tiny_setup.cheater), str(tiny_setup.benchmark), "-n", "20", "--cache", str(tmp_path)]
+    run_json(capsys, *args, "--reference", "none")  # cold, in this process
+    env = {**os.environ, "HF_ENDPOINT": "http://127.0.0.1:9"}  # the Hub can't be reached, as offline
+    for reference in ("none", "auto"):
+        done = subprocess.run(
+            [sys.executable, "-c", WARM_PROBE, json.dumps([*args, "--reference", reference, "--json"])],
+            capture_output=True,
+            text=True,
+            timeout=300,
+            env=env,
+        )
+        probe = json.loads(done.stderr.strip().splitlines()[-1])
+        if not probe["cpu_only"]:
+            pytest.skip("this torch can use a GPU, so the device is asked of torch itself")
+        report = json.loads(done.stdout)
+        assert probe["code"] in (0, 1)  # 1: the verdict reached --fail-on (this model cheats)
+        assert report["run"]["evidence"]["model"]["computed"] == 0
+        assert probe["torch"] is False, reference
 
 
 def test_reference_evidence_is_shared_between_audits_of_different_models(tiny_setup, tmp_path, capsys):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import importlib.machinery
+import sys
 import time
 from pathlib import Path
 
@@ -258,3 +260,27 @@ def test_trust_remote_code_is_off_unless_asked(monkeypatch, tokenizer, tmp_path)
     assert seen["trust_remote_code"] is False
     assert AuditConfig(model="m", benchmark="b").trust_remote_code is False
     assert ModelOptions().trust_remote_code is False
+
+
+@pytest.mark.parametrize(
+    ("build", "cpu_only"),
+    [
+        ("cuda: Optional[str] = None\nhip: Optional[str] = None\n", True),
+        ("cuda: Optional[str] = '12.4'\nhip: Optional[str] = None\n", False),
+        ("cuda: Optional[str] = None\nhip: Optional[str] = '6.2.4'\n", False),
+        ("", False),  # unreadable: ask torch
+    ],
+)
+def test_the_device_is_told_from_torch_s_build_only_when_it_can_only_be_the_cpu(
+    build, cpu_only, tmp_path, monkeypatch
+):
+    folder = tmp_path / "torch"
+    folder.mkdir()
+    if build:
+        (folder / "version.py").write_text(build)
+    found = importlib.machinery.ModuleSpec("torch", None, is_package=True)
+    found.submodule_search_locations = [str(folder)]
+    monkeypatch.setattr(hf.importlib.util, "find_spec", lambda name: found)
+    monkeypatch.setattr(hf.sys, "platform", "linux")
+    monkeypatch.delitem(sys.modules, "torch")  # restored after the test
+    assert hf.torch_is_cpu_only() is cpu_only

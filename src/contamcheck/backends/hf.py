@@ -16,9 +16,11 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import importlib.util
 import inspect
 import json
 import re
+import sys
 import warnings
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -115,11 +117,24 @@ def resolve_source(spec: str) -> ModelSource:
     return ModelSource("hub", spec)
 
 
+def require_hub(spec: str, source: ModelSource | None = None) -> None:
+    """A clear error at once (before torch is even imported) when a Hub model can't be reached."""
+    source = source or resolve_source(spec)
+    if source.kind == "hub" and not hub.offline_mode() and not hub.hub_reachable():
+        raise ModelLoadError(
+            hub.unreachable_message(
+                f"the model {spec!r}",
+                "Download it where you have a network (e.g. `hf download "
+                f"{spec} --local-dir DIR`) and pass the folder, or pass a local .gguf file.",
+            )
+        )
+
+
 def describe(spec: str, options: Any, digest: Callable[[Path], str]) -> ModelDescription:
     """Identify a model without loading it: hashes of its files, or its cached Hub revision."""
     source = resolve_source(spec)
     device = pick_device(options.device)
-    settings = {"backend": "hf", "dtype": dtype_name(pick_dtype(options.dtype, device)), "device": device}
+    settings = {"backend": "hf", "dtype": dtype_choice(options.dtype, device), "device": device}
     if source.kind == "gguf":
         path = Path(source.location) / str(source.gguf_file)
         return ModelDescription(source.display, f"gguf:{digest(path)}", settings, path.stat().st_size)
@@ -156,7 +171,28 @@ def dtype_name(dtype: Any) -> str:
     return str(dtype).removeprefix("torch.")
 
 
+def torch_is_cpu_only() -> bool:
+    """Whether the installed torch is a build for the CPU alone, told without importing it.
+
+    A warm audit only describes the model (for the cache key), and importing torch to ask for a GPU
+    took seconds of it (docs/PERFORMANCE.md, "a slower day"). A build with neither
+    CUDA nor ROCm can't see one; anything else (such a build, macOS with MPS, torch already
+    imported) is asked the usual way, so the answer is always torch's own.
+    """
+    if "torch" in sys.modules or sys.platform == "darwin":
+        return False
+    try:
+        spec = importlib.util.find_spec("torch")
+        folders = list(spec.submodule_search_locations or []) if spec else []
+        text = (Path(folders[0]) / "version.py").read_text(encoding="utf-8") if folders else ""
+    except (ImportError, OSError, ValueError):
+        return False
+    return all(re.search(rf"^{name}\b.*=\s*None\s*$", text, re.MULTILINE) for name in ("cuda", "hip"))
+
+
 def pick_device(requested: str) -> str:
+    if requested == "auto" and torch_is_cpu_only():
+        return "cpu"
     import torch
 
     if requested != "auto":
@@ -174,16 +210,24 @@ def pick_device(requested: str) -> str:
     return "cpu"
 
 
+def dtype_choice(requested: str, device: str) -> str:
+    """The dtype's name; torch is asked only on CUDA (does the GPU support bf16?)."""
+    if requested != "auto":
+        return requested
+    if device == "cuda":
+        import torch
+
+        return "bfloat16" if torch.cuda.is_bf16_supported() else "float16"
+    # On CPU, fp32 until measurements show bf16 keeps the paired statistics (docs/PERFORMANCE.md).
+    return "float32"
+
+
 def pick_dtype(requested: str, device: str) -> Any:
     import torch
 
-    names = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
-    if requested != "auto":
-        return names[requested]
-    if device == "cuda":
-        return torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
-    # On CPU, fp32 until measurements show bf16 keeps the paired statistics (docs/PERFORMANCE.md).
-    return torch.float32
+    return {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}[
+        dtype_choice(requested, device)
+    ]
 
 
 class HFModel:
@@ -231,14 +275,7 @@ class HFModel:
         if converted is not None and (converted / "config.json").is_file():
             # A GGUF converted before: the same fp32 weights and tokenizer, loaded in a second.
             source = ModelSource("folder", str(converted), display_name=name)
-        if source.kind == "hub" and not hub.offline_mode() and not hub.hub_reachable():
-            raise ModelLoadError(
-                hub.unreachable_message(
-                    f"the model {spec!r}",
-                    "Download it where you have a network (e.g. `hf download "
-                    f"{spec} --local-dir DIR`) and pass the folder, or pass a local .gguf file.",
-                )
-            )
+        require_hub(spec, source)
         import torch
         import transformers
 
