@@ -11,14 +11,11 @@ MODEL = "pkg:smollm2-135m-instruct"
 def model_and_plan(benchmark: str, limit: int, threads: int, cache_dir: Path) -> tuple[Any, Any]:
     """The model (``HFModel``, torch limited to ``threads``) and the plan of the default audit
     without a reference; ``cache_dir`` holds the dequantised model copy."""
-    import torch
-
     from contamcheck.backends import ModelOptions, describe_model, load_model
     from contamcheck.config import AuditConfig
     from contamcheck.evidence import MemoryStore
     from contamcheck.pipeline import plan_audit
 
-    torch.set_num_threads(threads)
     options = ModelOptions(device="cpu", threads=threads, cache_dir=cache_dir)
     model = load_model(MODEL, options, describe_model(MODEL, options, MemoryStore().file_digest))
     config = AuditConfig(model=MODEL, benchmark=benchmark, limit=limit, reference="none", threads=threads)

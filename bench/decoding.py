@@ -37,13 +37,7 @@ def main() -> None:
         group = sorted([r for r in requests if r.chat == chat], key=lambda r: (r.length, r.key))[8:24]
         if not group:
             continue
-        special = not (chat and model.has_chat_template)
-        encoded = [
-            list(
-                model.tokenizer(model._render_prompt(r.prompt, chat), add_special_tokens=special)["input_ids"]
-            )
-            for r in group
-        ]
+        encoded = model._encode_prompts([r.prompt for r in group], chat)
         limits = [r.max_new_tokens for r in group]
         started = time.perf_counter()
         alone = [

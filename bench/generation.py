@@ -52,7 +52,7 @@ def main() -> None:
     requests = requests_of(plan, "generate")
     for chat in (False, True):
         group = [r for r in requests if r.chat == chat]
-        encoded = _encoded(model, group, chat)
+        encoded = model._encode_prompts([r.prompt for r in group], chat)
         families: dict[tuple[int, ...], list[list[int]]] = {}
         for ids in encoded:
             families.setdefault(tuple(ids[: hf.FAMILY_TOKENS]), []).append(ids)
@@ -69,7 +69,8 @@ def main() -> None:
         for chat in sorted({r.chat for r in batch}):  # as the engine runs it (evidence.engine._run)
             group = [r for r in batch if r.chat == chat]
             indices, limits = list(range(len(group))), [r.max_new_tokens for r in group]
-            split = model._generation_batches(indices, _encoded(model, group, chat), limits)
+            encoded = model._encode_prompts([r.prompt for r in group], chat)
+            split = model._generation_batches(indices, encoded, limits)
             parts[-1].extend(len(part) for part in split)
     sizes = [size for batch in parts for size in batch]
     print(
@@ -96,13 +97,6 @@ def main() -> None:
             f"| {same}/{len(texts)} |",
             flush=True,
         )
-
-
-def _encoded(model: Any, requests: list[Any], chat: bool) -> list[list[int]]:
-    """The prompts' token ids, as ``HFModel.generate`` makes them."""
-    special = not (chat and model.has_chat_template)
-    rendered = [model._render_prompt(r.prompt, chat) for r in requests]
-    return [list(model.tokenizer(t, add_special_tokens=special)["input_ids"]) for t in rendered]
 
 
 if __name__ == "__main__":

@@ -91,9 +91,7 @@ def floor_seconds(
     for batch in plan_batches(requests_of(plan, "generate"), generation_batch_size):
         for chat in sorted({r.chat for r in batch}):
             group = [r for r in batch if r.chat == chat]
-            prompts = [model._render_prompt(r.prompt, chat) for r in group]
-            special = not (chat and model.has_chat_template)
-            encoded = [list(model.tokenizer(p, add_special_tokens=special)["input_ids"]) for p in prompts]
+            encoded = model._encode_prompts([r.prompt for r in group], chat)
             limits = [r.max_new_tokens for r in group]
             eos = model.tokenizer.eos_token_id
             started = time.perf_counter()
@@ -158,9 +156,7 @@ def naive_seconds(benchmark: str, limit: int, threads: int, converted: Path) -> 
                         _ = ((p * logp.square()).sum(-1) - mean.square()).sqrt()
                     _ = realised.sum()
                 elif isinstance(request, GenerateRequest):  # transformers' own generate, batch size 1
-                    prompt = model._render_prompt(request.prompt, request.chat)
-                    special = not (request.chat and model.has_chat_template)
-                    ids = list(model.tokenizer(prompt, add_special_tokens=special)["input_ids"])
+                    (ids,) = model._encode_prompts([request.prompt], request.chat)
                     eos = model.tokenizer.eos_token_id
                     model._greedy_with_generate([ids], [request.max_new_tokens], eos, torch)
     return time.perf_counter() - started

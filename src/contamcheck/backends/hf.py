@@ -117,19 +117,6 @@ def resolve_source(spec: str) -> ModelSource:
     return ModelSource("hub", spec)
 
 
-def require_hub(spec: str, source: ModelSource | None = None) -> None:
-    """A clear error at once (before torch is even imported) when a Hub model can't be reached."""
-    source = source or resolve_source(spec)
-    if source.kind == "hub" and not hub.offline_mode() and not hub.hub_reachable():
-        raise ModelLoadError(
-            hub.unreachable_message(
-                f"the model {spec!r}",
-                "Download it where you have a network (e.g. `hf download "
-                f"{spec} --local-dir DIR`) and pass the folder, or pass a local .gguf file.",
-            )
-        )
-
-
 def describe(spec: str, options: Any, digest: Callable[[Path], str]) -> ModelDescription:
     """Identify a model without loading it: hashes of its files, or its cached Hub revision."""
     source = resolve_source(spec)
@@ -268,6 +255,7 @@ class HFModel:
         device_map: str | None = None,
         identity: str | None = None,
         converted_dir: Path | None = None,
+        threads: int | None = None,
     ) -> HFModel:
         source = resolve_source(spec)
         name = source.display if source.kind != "hub" else spec
@@ -275,9 +263,20 @@ class HFModel:
         if converted is not None and (converted / "config.json").is_file():
             # A GGUF converted before: the same fp32 weights and tokenizer, loaded in a second.
             source = ModelSource("folder", str(converted), display_name=name)
-        require_hub(spec, source)
+        # Before torch is imported: offline, a Hub model fails at once, without torch's seconds.
+        if source.kind == "hub" and not hub.offline_mode() and not hub.hub_reachable():
+            raise ModelLoadError(
+                hub.unreachable_message(
+                    f"the model {spec!r}",
+                    "Download it where you have a network (e.g. `hf download "
+                    f"{spec} --local-dir DIR`) and pass the folder, or pass a local .gguf file.",
+                )
+            )
         import torch
         import transformers
+
+        if threads:
+            torch.set_num_threads(threads)
 
         chosen_device = pick_device(device)
         torch_dtype = pick_dtype(dtype, chosen_device)
@@ -352,9 +351,7 @@ class HFModel:
 
         if max(max_new_tokens, default=0) <= 0:
             return ["" for _ in prompts]
-        rendered = [self._render_prompt(p, chat) for p in prompts]
-        use_special = not (chat and self.has_chat_template)
-        encoded = [list(self.tokenizer(t, add_special_tokens=use_special)["input_ids"]) for t in rendered]
+        encoded = self._encode_prompts(prompts, chat)
         if self.context_length:
             # keep the end of an over-long prompt
             encoded = [
@@ -515,6 +512,12 @@ class HFModel:
     @property
     def _input_device(self) -> Any:
         return self.model.get_input_embeddings().weight.device
+
+    def _encode_prompts(self, prompts: Sequence[str], chat: bool) -> list[list[int]]:
+        """The prompts' token ids as generation sees them (rendered, special tokens unless chat)."""
+        use_special = not (chat and self.has_chat_template)
+        rendered = [self._render_prompt(p, chat) for p in prompts]
+        return [list(self.tokenizer(t, add_special_tokens=use_special)["input_ids"]) for t in rendered]
 
     def _render_prompt(self, prompt: str, chat: bool) -> str:
         if not (chat and self.has_chat_template):

@@ -13,12 +13,7 @@ class _HuggingFace:
         return describe(spec, options, digest)
 
     def load(self, spec: str, options: ModelOptions, description: ModelDescription) -> LanguageModel:
-        from .hf import HFModel, require_hub
-
-        require_hub(spec)  # offline, a Hub model fails here, without the seconds torch takes to import
-        import torch
-
-        torch.set_num_threads(options.threads or default_threads())
+        from .hf import HFModel
 
         return HFModel.load(
             spec,
@@ -28,6 +23,7 @@ class _HuggingFace:
             device_map=options.device_map,
             identity=description.identity,
             converted_dir=options.cache_dir / "converted" if options.cache_dir else None,
+            threads=options.threads or default_threads(),
         )
 
 
