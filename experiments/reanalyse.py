@@ -17,9 +17,8 @@ from pathlib import Path
 import numpy as np
 
 from contamcheck import Report
+from contamcheck.pipeline.runners import BULK_SIMULATIONS
 from contamcheck.stats.bulk import bulk_tail_test
-
-SIMULATIONS = 2000  # as the pipeline (pipeline/runners.py, BULK_SIMULATIONS)
 
 
 def scores_of(report: Report, test: str) -> np.ndarray:
@@ -42,7 +41,7 @@ def main() -> None:
                 if result.kind != "bulk" or result.null is None:
                     continue
                 x = scores_of(report, result.name)
-                now = bulk_tail_test(x, SIMULATIONS)
+                now = bulk_tail_test(x, BULK_SIMULATIONS)
                 then = result.n_flagged
                 changed = "" if int(now.flags.sum()) == then else " **changed**"
                 print(

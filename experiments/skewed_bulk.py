@@ -21,12 +21,8 @@ SHAPES = ((59, 73, 1.26, 0.4), (90, 110, 1.0, 0.4))  # lower count, upper count,
 
 
 def flag_share(values: np.ndarray, tail_beyond: float) -> tuple[float, bulk.BulkFit]:
-    rule, bulk.TAIL_BEYOND = bulk.TAIL_BEYOND, tail_beyond
-    try:
-        fit = bulk.fit_bulk(values)
-        return float((values > bulk.threshold_of(fit)).mean()), fit
-    finally:
-        bulk.TAIL_BEYOND = rule
+    fit = bulk.fit_bulk(values, tail_beyond=tail_beyond)
+    return float((values > bulk.threshold_of(fit)).mean()), fit
 
 
 def main() -> None:

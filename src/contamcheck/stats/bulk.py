@@ -115,7 +115,7 @@ def _em_from(x: np.ndarray, low_q: float, high_q: float) -> tuple[np.ndarray, ..
 
 
 def _fit(
-    x: np.ndarray, min_share: float = MIN_BULK_SHARE
+    x: np.ndarray, min_share: float = MIN_BULK_SHARE, tail_beyond: float = TAIL_BEYOND
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Null centre, scale, bulk share and component count for each row of x."""
     n = x.shape[1]
@@ -129,7 +129,7 @@ def _fit(
     # A "bulk" holding a small minority is a mis-fit of a skewed distribution, not the null; and
     # a second component whose centre the null would not flag is the shape of the bulk (a long
     # lower tail, say), not questions lifted beyond it.
-    beyond = mu[pick, 1 - lower] - mu[pick, lower] >= TAIL_BEYOND * sds[pick, lower]
+    beyond = mu[pick, 1 - lower] - mu[pick, lower] >= tail_beyond * sds[pick, lower]
     mixture = (bic_two < bic_one - BIC_MARGIN) & (w[pick, lower] >= min_share) & beyond
     centre = np.where(mixture, mu[pick, lower], mean)
     scale = np.where(mixture, sds[pick, lower], sd)
@@ -137,8 +137,12 @@ def _fit(
     return centre, scale, share, np.where(mixture, 2, 1)
 
 
-def fit_bulk(values: np.ndarray, min_share: float = MIN_BULK_SHARE) -> BulkFit:
-    centre, scale, share, components = _fit(np.asarray(values, dtype=np.float64)[None, :], min_share)
+def fit_bulk(
+    values: np.ndarray, min_share: float = MIN_BULK_SHARE, tail_beyond: float = TAIL_BEYOND
+) -> BulkFit:
+    """The null; ``min_share`` and ``tail_beyond`` are the product's rules, other values for experiments."""
+    x = np.asarray(values, dtype=np.float64)[None, :]
+    centre, scale, share, components = _fit(x, min_share, tail_beyond)
     return BulkFit(float(centre[0]), float(scale[0]), float(share[0]), int(components[0]))
 
 
