@@ -6,7 +6,15 @@ import numpy as np
 import pytest
 
 from contamcheck.pipeline.assemble import MINORITY_BULK
-from contamcheck.stats.bulk import TAIL_BEYOND, bulk_tail_test, fit_bulk, null_flag_counts, threshold_of
+from contamcheck.stats.bulk import (
+    BIC_MARGIN,
+    TAIL_BEYOND,
+    bulk_tail_test,
+    fit_bulk,
+    mixture_gain,
+    null_flag_counts,
+    threshold_of,
+)
 
 SIMULATIONS = 1000
 
@@ -73,6 +81,25 @@ def test_a_long_lower_tail_is_mostly_taken_for_the_bulk_s_shape_and_otherwise_ma
     alarms_before, _ = false_alarms(-np.inf)  # the rule before: any upper component
     assert alarms <= alarms_before * 0.6, (alarms, alarms_before)
     assert unmarked <= 1  # what is left carries the report's minority caveat
+
+
+def test_the_mixture_is_kept_exactly_when_its_gain_beats_bic_and_the_margin():
+    rng = np.random.default_rng(5)
+    cut = 3 * np.log(150) + BIC_MARGIN
+    samples = [
+        simulate(rng, n=150, memorised=share, lift=lift)[0] for share, lift in [(0, 0), (0.3, 1.5), (0.3, 5)]
+    ]
+    gains = mixture_gain(np.stack(samples))
+    assert gains[0] < cut < gains[2]  # a clean bulk gains little; a far tail a lot
+    for values, gain in zip(samples, gains, strict=True):
+        assert (fit_bulk(values).components == 2) == (gain > cut)
+    # The measured left-skewed clean shape: without the tail rule its mixture gains more than BIC
+    # asks; with it, a second component below the null's threshold counts for nothing.
+    skewed = np.concatenate(
+        [np.random.default_rng(0).normal(0, 1, 59), np.random.default_rng(1).normal(1.26, 0.4, 73)]
+    )
+    assert mixture_gain(skewed, tail_beyond=-np.inf)[0] > 3 * np.log(132) + BIC_MARGIN
+    assert mixture_gain(skewed)[0] == 0.0
 
 
 def test_the_null_count_distribution_and_its_far_tail():
