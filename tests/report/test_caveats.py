@@ -30,3 +30,38 @@ def test_a_null_that_holds_a_minority_of_the_questions_is_pointed_out(twin_repor
 def test_a_majority_bulk_or_a_single_normal_gets_no_such_caveat(twin_report: Report) -> None:
     for share, components in ((0.43, 2), (0.55, 2), (1.0, 1)):
         assert not any(MINORITY in note for note in _with_null(twin_report, share, components))
+
+
+WHOLE = "saw all of it lightly"
+
+
+def _with_statuses(report: Report, bulk: str, completion: str | None) -> list[str]:
+    tests = []
+    for result in report.tests:
+        if result.kind == "bulk":
+            result = result.model_copy(update={"status": bulk})
+        elif result.name == "completion":
+            if completion is None:
+                continue
+            result = result.model_copy(update={"status": completion})
+        tests.append(result)
+    return assemble.caveats(tests, report.reference, Controls(kind="twins", items=()))
+
+
+def test_no_tail_says_a_light_exposure_of_the_whole_benchmark_is_not_ruled_out(twin_report: Report) -> None:
+    (note,) = [n for n in _with_statuses(twin_report, "pass", "pass") if WHOLE in n]
+    bulk = [r for r in twin_report.tests if r.kind == "bulk"]
+    assert "min-k, min-k++ and zlib" in note or len(bulk) < 3
+    for result in bulk:
+        assert result.null is not None and result.null.twin_preference is not None
+        assert f"{result.name} {result.null.twin_preference:+.3g}" in note  # the familiarity shift
+    assert "found no more than chance" in note
+    (missing,) = [n for n in _with_statuses(twin_report, "pass", None) if WHOLE in n]
+    assert "completion, the test of exact recall that could tell them apart, did not run" in missing
+    (recalled,) = [n for n in _with_statuses(twin_report, "pass", "warn") if WHOLE in n]
+    assert "weigh its result" in recalled
+
+
+def test_a_tail_found_needs_no_such_caveat(twin_report: Report) -> None:
+    for status in ("warn", "fail"):
+        assert not any(WHOLE in note for note in _with_statuses(twin_report, status, "pass"))

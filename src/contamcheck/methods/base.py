@@ -45,9 +45,9 @@ class Test(ABC):
     null_hypothesis: ClassVar[str]
     caveat: ClassVar[str]
     citation: ClassVar[str]
-    # A likelihood test needs only a forward pass (it runs under --quick). Its controls are biased
-    # (originals read more naturally than twins), so it is calibrated only against a reference
-    # model or a control file: see ``stats.verdict.is_calibrated``.
+    # A likelihood test needs only a forward pass (it runs under --quick). Twins are a biased null
+    # for it (originals read more naturally than twins), so it is judged against the bulk of the
+    # benchmark's own scores, a reference model or a control file: see ``stats.verdict.is_calibrated``.
     likelihood: ClassVar[bool] = False
 
     def __init__(self, settings: MethodSettings | None = None) -> None:

@@ -32,8 +32,10 @@ class MinK(PerTextTest):
         "beyond what a clean model (the reference) also does."
     )
     caveat = (
-        "Likelihood depends on how natural the text is: without a reference model or a control file, "
-        "originals read more naturally than their twins even for a clean model, so the test is uncalibrated."
+        "Likelihood depends on how natural the text is, not only on memory: each question is judged "
+        "against the bulk of the benchmark's own scores (or a reference model or control file), so a "
+        "shift of the whole benchmark reads as familiarity and only questions lifted above the rest "
+        "are flagged. A benchmark seen entirely and lightly shifts as one bulk too."
     )
     citation = "Shi et al. 2023, Detecting Pretraining Data from Large Language Models (Min-K% Prob)"
     likelihood = True

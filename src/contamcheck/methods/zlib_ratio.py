@@ -28,8 +28,9 @@ class ZlibRatio(PerTextTest):
         "more likely than its control beyond what a clean model (the reference) shows."
     )
     caveat = (
-        "A likelihood test: uncalibrated without a reference model or a control file. Weaker than "
-        "Min-K% on short questions, where compression says little."
+        "A likelihood test, judged against the bulk of the benchmark's own scores (or a reference "
+        "model or control file): a shift of the whole benchmark reads as familiarity, not "
+        "memorisation. Weaker than Min-K% on short questions, where compression says little."
     )
     citation = "Carlini et al. 2021, Extracting Training Data from Large Language Models (zlib ratio)"
     likelihood = True

@@ -10,6 +10,7 @@ from ..benchmarks import Benchmark
 from ..controls import Controls
 from ..evidence.engine import EngineStats, EvidenceEngine
 from ..report.model import ControlInfo, EvidenceUse, ReferenceInfo, TestResult
+from ..stats.verdict import listed
 
 # A null this small is more often a mis-fit than a majority leak. Measured (docs/VALIDATION.md):
 # benchmarks half leaked fit nulls of 43-61% of their questions on the tuning split (seed 1), while
@@ -62,9 +63,9 @@ def caveats(results: list[TestResult], reference: ReferenceInfo, controls: Contr
     uncalibrated = [r.name for r in results if not r.calibrated and r.status != "skipped"]
     if uncalibrated:
         notes.append(
-            f"{', '.join(uncalibrated)} ran without a reference model or control file: originals "
-            "read more naturally than twins even to a clean model, so these can raise the verdict "
-            "to 'some evidence' at most."
+            f"{listed(uncalibrated)} {'is' if len(uncalibrated) == 1 else 'are'} uncalibrated: "
+            "the null is not known to hold for a model that never saw the benchmark (each test's "
+            "calibration says why), so a flag there can raise the verdict to 'some evidence' at most."
         )
     minority = [
         r.name
@@ -78,6 +79,9 @@ def caveats(results: list[TestResult], reference: ReferenceInfo, controls: Contr
             "(two kinds of question) and part of the bulk is flagged with the tail: read single flags, "
             "and a verdict that rests on these tests alone, with care."
         )
+    shift = whole_benchmark_caveat(results)
+    if shift:
+        notes.append(shift)
     if reference.status == "unavailable":
         notes.append(f"No reference model: {reference.reason}")
     if controls.paired:
@@ -86,6 +90,36 @@ def caveats(results: list[TestResult], reference: ReferenceInfo, controls: Contr
             "these tests catch reliably."
         )
     return notes
+
+
+def whole_benchmark_caveat(results: list[TestResult]) -> str | None:
+    """What no tail cannot rule out: the whole benchmark seen lightly moves as one bulk, like domain training.
+
+    Said when bulk tests ran and none found more than chance; exact recall (completion) is the one
+    test that can tell the two apart, so the note says what it found.
+    """
+    bulk = [r for r in results if r.kind == "bulk" and r.status != "skipped"]
+    if not bulk or any(r.status != "pass" for r in bulk):
+        return None
+    completion = next((r for r in results if r.name == "completion"), None)
+    if completion is None or completion.status == "skipped":
+        recall = "completion, the test of exact recall that could tell them apart, did not run"
+    elif completion.status == "pass":
+        recall = "exact recall (completion) is what tells them apart, and it found no more than chance"
+    else:
+        recall = "exact recall (completion) is what tells them apart: weigh its result"
+    shifts = [
+        f"{r.name} {r.null.twin_preference:+.3g}"
+        for r in bulk
+        if r.null is not None and r.null.twin_preference is not None
+    ]
+    familiarity = f" (originals above their twins, median: {', '.join(shifts)})" if shifts else ""
+    return (
+        f"No question stands out from the rest of the benchmark in {listed([r.name for r in bulk])}. "
+        "A model that never saw the benchmark looks like this, and so does one that saw all of it "
+        "lightly: every question moves a little and the scores stay one bulk, as after training on "
+        f"similar text{familiarity}; {recall}."
+    )
 
 
 def evidence_use(stats: EngineStats) -> EvidenceUse:

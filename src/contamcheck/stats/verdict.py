@@ -110,7 +110,7 @@ def judge(outcomes: Sequence[TestOutcome], alpha: float) -> Judgement:
         return Judgement(
             "likely",
             VERDICT_LABELS["likely"],
-            f"{_names(failing)} flagged far more questions than chance allows (adjusted p < {alpha:g}): "
+            f"{listed(failing)} flagged far more questions than chance allows (adjusted p < {alpha:g}): "
             "the model has probably seen these questions in training.",
             adjusted,
             statuses,
@@ -138,7 +138,7 @@ def judge(outcomes: Sequence[TestOutcome], alpha: float) -> Judgement:
     if suspicious:
         uncalibrated = [name for name in suspicious if name not in {o.name for o in calibrated}]
         note = (
-            f" ({_names(uncalibrated)} uncalibrated: its null is not known to hold for a clean model, "
+            f" ({listed(uncalibrated)} uncalibrated: its null is not known to hold for a clean model, "
             "so it cannot call the model contaminated on its own.)"
             if uncalibrated
             else ""
@@ -146,7 +146,7 @@ def judge(outcomes: Sequence[TestOutcome], alpha: float) -> Judgement:
         return Judgement(
             "evidence",
             VERDICT_LABELS["evidence"],
-            f"{_names(suspicious)} flagged more questions than chance allows (adjusted p < {WARN_LEVEL}), "
+            f"{listed(suspicious)} flagged more questions than chance allows (adjusted p < {WARN_LEVEL}), "
             f"but not enough to call the model contaminated.{note}",
             adjusted,
             statuses,
@@ -170,7 +170,8 @@ def exit_code(code: VerdictCode, fail_on: Literal["likely", "evidence"] = "likel
     return 0
 
 
-def _names(names: Sequence[str]) -> str:
+def listed(names: Sequence[str]) -> str:
+    """ "a, b and c"."""
     return " and ".join(", ".join(names).rsplit(", ", 1)) if names else ""
 
 
@@ -180,7 +181,7 @@ def _uncalibrated_note(ran: Sequence[TestOutcome], adjusted: dict[str, float]) -
     hits = [o.name for o in ran if adjusted[o.name] < WARN_LEVEL]
     if hits:
         return (
-            f"Uncalibrated {_names(hits)} flagged more than chance: pass --reference or --control to "
+            f"Uncalibrated {listed(hits)} flagged more than chance: pass --reference or --control to "
             "tell memorisation from natural text."
         )
     return (
