@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import sys
 import warnings
+from typing import Any
 
 import numpy as np
 from scipy.stats import theilslopes
@@ -40,6 +41,18 @@ MODELS = ("base", "other-family", "clean-similar", "leak-1", "leak-3", "leak-10"
 
 def signed_log(x: np.ndarray) -> np.ndarray:
     return np.sign(x) * np.log1p(np.abs(x))
+
+
+def paired_scores(data: Any, model: str, key: str, reference: str | None) -> tuple[np.ndarray, np.ndarray]:
+    """A model's per-question scores and its twins', on the product's scale, less the reference's."""
+    x = data[f"{model}|{key}"]
+    y = x - data[f"{model}|{key}:twin_diff"]
+    if key == "min_k_pp":
+        x, y = signed_log(x), signed_log(y)
+    if reference:
+        rx, ry = paired_scores(data, reference, key, None)
+        x, y = x - rx, y - ry
+    return x, y
 
 
 def length_adjusted(x: np.ndarray, tokens: np.ndarray) -> np.ndarray:
@@ -78,16 +91,7 @@ def main() -> None:
                 missing = any(name not in data.files for name in needed)
                 if model == reference or missing:
                     continue
-                x = data[f"{model}|{key}"]
-                y = x - data[f"{model}|{key}:twin_diff"]
-                if key == "min_k_pp":
-                    x, y = signed_log(x), signed_log(y)
-                if reference:
-                    rx = data[f"{reference}|{key}"]
-                    ry = rx - data[f"{reference}|{key}:twin_diff"]
-                    if key == "min_k_pp":
-                        rx, ry = signed_log(rx), signed_log(ry)
-                    x, y = x - rx, y - ry
+                x, y = paired_scores(data, model, key, reference)
                 cells = []
                 for flags in flags_of(x, y, tokens).values():
                     if model.startswith("leak"):

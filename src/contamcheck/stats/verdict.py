@@ -171,7 +171,7 @@ def exit_code(code: VerdictCode, fail_on: Literal["likely", "evidence"] = "likel
 
 
 def listed(names: Sequence[str]) -> str:
-    """ "a, b and c"."""
+    """The names as a reader would list them: "a, b and c"."""
     return " and ".join(", ".join(names).rsplit(", ", 1)) if names else ""
 
 
