@@ -1,9 +1,10 @@
 """Is BIC's margin too strict? The bulk null's mixture rule against a calibrated likelihood-ratio test.
 
-The product keeps a two-normal mixture (a tail above the bulk) when it gains more than BIC's penalty
-plus ``BIC_MARGIN`` in log-likelihood: 2 x gain > 3 log n + 10, about 25 at the sizes here. Under a
-normal bulk with no tail, the gain's 99th percentile is about 10 (``bulk.mixture_gain`` with the
-same share and tail rules), so a mixture that a calibrated test at 1% would accept can be missed.
+The product keeps a two-normal mixture (a tail above the bulk) when its gain, twice the
+log-likelihood it adds to one normal's (``bulk.mixture_gain``, with the share and tail rules),
+exceeds BIC's penalty 3 log n plus ``BIC_MARGIN`` (10): about 25 at the sizes here. Under a normal
+bulk with no tail the gain's 99th percentile is about 10, so a mixture that a calibrated test at 1%
+would accept can be missed.
 This measures, on tuning splits (seeds 1 and 2; familiarity.py's .npz), what a parametric-bootstrap
 likelihood-ratio test at 1% and 0.1% would change, and, on normal samples, what it would cost: how
 often a clean benchmark would then be read as a tail, and how many of its questions that tail flags
