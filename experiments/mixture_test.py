@@ -1,10 +1,10 @@
 """Is BIC's margin too strict? The bulk null's mixture rule against a calibrated likelihood-ratio test.
 
 The product keeps a two-normal mixture (a tail above the bulk) when its gain, twice the
-log-likelihood it adds to one normal's (``bulk.mixture_gain``, with the share and tail rules),
-exceeds BIC's penalty 3 log n plus ``BIC_MARGIN`` (10): about 25 at the sizes here. Under a normal
-bulk with no tail the gain's 99th percentile is about 10, so a mixture that a calibrated test at 1%
-would accept can be missed.
+log-likelihood it adds to one normal's (``bulk.candidates``, with the share and tail rules),
+exceeds ``bulk.mixture_cut``: BIC's penalty 3 log n plus a margin of 10, about 25 at the sizes
+here. Under a normal bulk with no tail the gain's 99th percentile is about 10, so a mixture that a
+calibrated test at 1% would accept can be missed.
 This measures, on tuning splits (seeds 1 and 2; familiarity.py's .npz), what a parametric-bootstrap
 likelihood-ratio test at 1% and 0.1% would change, and, on normal samples, what it would cost: how
 often a clean benchmark would then be read as a tail, and how many of its questions that tail flags
@@ -32,10 +32,9 @@ MODELS = ("base", "clean-similar", "leak-1", "leak-3")
 RULES = ("BIC + margin", "LRT at 1%", "LRT at 0.1%")
 
 
-def flags_for(values: np.ndarray, gain: np.ndarray, cut: float) -> np.ndarray:
-    """Flags when the mixture is kept above ``cut`` (rows of values)."""
-    mixture = gain > cut
-    fits = bulk._candidates(values, bulk.MIN_BULK_SHARE, bulk.TAIL_BEYOND)
+def flags_for(values: np.ndarray, fits: bulk.Candidates, cut: float) -> np.ndarray:
+    """Flags when the mixture is kept above ``cut`` (rows of values, fitted once by ``bulk.candidates``)."""
+    mixture = fits.gain > cut
     centre = np.where(mixture, fits.null_mean, fits.mean)
     scale = np.where(mixture, fits.null_sd, fits.sd)
     return values > (centre + bulk.TAIL_BEYOND * scale)[:, None]
@@ -45,9 +44,10 @@ def flags_for(values: np.ndarray, gain: np.ndarray, cut: float) -> np.ndarray:
 def calibrate(n: int) -> tuple[np.ndarray, dict[str, float]]:
     """The gains of DRAWS normal samples of size n, and each rule's cut (printed once per n)."""
     sample = np.random.default_rng(0).standard_normal((DRAWS, n))
-    gain = bulk.mixture_gain(sample)
+    fits = bulk.candidates(sample)
+    gain = fits.gain
     cuts = {
-        RULES[0]: 3 * np.log(n) + bulk.BIC_MARGIN,
+        RULES[0]: bulk.mixture_cut(n),
         RULES[1]: float(np.quantile(gain, 0.99)),
         RULES[2]: float(np.quantile(gain, 0.999)),
     }
@@ -55,7 +55,7 @@ def calibrate(n: int) -> tuple[np.ndarray, dict[str, float]]:
     print("| rule | mixture kept above a gain of | clean samples read as a tail | flagging ≥ 25% | ≥ 40% |")
     print("|---|---|---|---|---|")
     for rule, cut in cuts.items():
-        share = flags_for(sample, gain, cut).mean(axis=1)
+        share = flags_for(sample, fits, cut).mean(axis=1)
         print(
             f"| {rule} | {cut:.1f} | {np.mean(gain > cut):.2%} | {np.mean(share >= 0.25):.2%} | "
             f"{np.mean(share >= 0.4):.2%} |"
@@ -87,13 +87,14 @@ def main() -> None:
                         continue
                     values, _ = paired_scores(data, model, key, reference)
                     row = values[None, :].astype(np.float64)
-                    gain = float(bulk.mixture_gain(row)[0])
+                    fits = bulk.candidates(row)
+                    gain = float(fits.gain[0])
                     above = len(gains) - int(np.searchsorted(gains, gain, side="left"))
                     p = f"{above / len(gains):.2g}" if above else f"< {1 / len(gains):.2g}"
                     p = p if gain else ""
                     cells = []
                     for cut in cuts.values():
-                        flags = flags_for(row, np.array([gain]), cut)[0]
+                        flags = flags_for(row, fits, cut)[0]
                         cells.append(
                             f"{flags[leaked].mean():.0%} / {flags[~leaked].mean():.0%}"
                             if model.startswith("leak")

@@ -115,7 +115,7 @@ def _em_from(x: np.ndarray, low_q: float, high_q: float) -> tuple[np.ndarray, ..
 
 
 @dataclass(frozen=True)
-class _Candidates:
+class Candidates:
     """One normal and the best two-normal mixture for each row of x, and the mixture's standing."""
 
     mean: np.ndarray
@@ -126,7 +126,14 @@ class _Candidates:
     gain: np.ndarray  # 2 x (log-likelihood of the mixture - of one normal); 0 where the rules reject it
 
 
-def _candidates(x: np.ndarray, min_share: float, tail_beyond: float) -> _Candidates:
+def candidates(
+    x: np.ndarray, min_share: float = MIN_BULK_SHARE, tail_beyond: float = TAIL_BEYOND
+) -> Candidates:
+    """Both fits for each row of x; the product keeps the mixture where ``gain > mixture_cut(n)``.
+
+    Public so experiments can compare other cuts on the same fits (experiments/mixture_test.py).
+    """
+    x = np.atleast_2d(np.asarray(x, dtype=np.float64))
     mean, sd = x.mean(axis=1), x.std(axis=1) + 1e-12
     one = stats.norm.logpdf(x, mean[:, None], sd[:, None]).sum(axis=1)
     mu, sds, w, two = _em(x)
@@ -137,29 +144,22 @@ def _candidates(x: np.ndarray, min_share: float, tail_beyond: float) -> _Candida
     # lower tail, say), not questions lifted beyond it.
     beyond = mu[pick, 1 - lower] - mu[pick, lower] >= tail_beyond * sds[pick, lower]
     allowed = (w[pick, lower] >= min_share) & beyond
-    return _Candidates(
+    return Candidates(
         mean, sd, mu[pick, lower], sds[pick, lower], w[pick, lower], np.where(allowed, 2 * (two - one), 0.0)
     )
 
 
-def mixture_gain(
-    values: np.ndarray, min_share: float = MIN_BULK_SHARE, tail_beyond: float = TAIL_BEYOND
-) -> np.ndarray:
-    """2 x the log-likelihood a mixture with a tail gains over one normal, per row (0: no such tail).
-
-    The product keeps the mixture when the gain beats BIC's penalty by ``BIC_MARGIN``; experiments
-    compare that rule with others on the same numbers.
-    """
-    return _candidates(np.atleast_2d(np.asarray(values, dtype=np.float64)), min_share, tail_beyond).gain
+def mixture_cut(n: int) -> float:
+    """The gain a mixture must beat: BIC's price for its three more parameters, 3 log n, and the margin."""
+    return float(3 * np.log(n) + BIC_MARGIN)
 
 
 def _fit(
     x: np.ndarray, min_share: float = MIN_BULK_SHARE, tail_beyond: float = TAIL_BEYOND
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Null centre, scale, bulk share and component count for each row of x."""
-    fits = _candidates(x, min_share, tail_beyond)
-    # BIC: the mixture's three more parameters cost 3 log n; it must win by BIC_MARGIN beyond that.
-    mixture = fits.gain > 3 * np.log(x.shape[1]) + BIC_MARGIN
+    fits = candidates(x, min_share, tail_beyond)
+    mixture = fits.gain > mixture_cut(x.shape[1])
     centre = np.where(mixture, fits.null_mean, fits.mean)
     scale = np.where(mixture, fits.null_sd, fits.sd)
     share = np.where(mixture, fits.null_share, 1.0)
