@@ -161,7 +161,9 @@ def _test_view(report: Report, result: TestResult) -> SectionView:
                 "Each question's own score (filled). Questions the model never saw form one bulk (the grey "
                 "curve, fitted from below, since memorisation only lifts scores); memorised questions form "
                 "a tail above it. Questions right of the dashed line, the bulk's 95th percentile, are "
-                "flagged; about 5% of the bulk would be by chance, wherever the bulk sits."
+                "flagged; about 5% of the bulk would be by chance, wherever the bulk sits. Where a tail "
+                "was found, the line moves up to where a question becomes more likely the tail's than "
+                "the bulk's, if that is higher."
             )
         return view
     differences = _values(benchmark, result.name, "diff")

@@ -14,6 +14,8 @@ So likelihood tests compare each question's own score with the *bulk* of the ben
   second component the null would not flag is the bulk's shape, not a tail);
 * flag a question above the null's (1 − expected rate) quantile: about 5% of the bulk is flagged
   by chance, wherever the bulk sits (its shift is reported as familiarity, not contamination);
+  where a tail was found, only from where a question is more likely the tail's than the bulk's
+  (the two weighted densities cross), if that lies higher (``BulkFit.crossing``);
 * the p-value of the flag count comes from the same procedure run on samples from the fitted
   single normal (a parametric bootstrap, vectorised): how often does a benchmark with no tail
   produce as many flags?
@@ -56,6 +58,8 @@ class BulkFit:
     scale: float
     bulk_share: float  # share of questions in the bulk (1 when one component fits best)
     components: int
+    # With a tail: the score above which a question is more likely the tail's than the bulk's.
+    crossing: float | None = None
 
 
 START_QUANTILES = ((0.25, 0.85), (0.25, 0.75), (0.10, 0.60))  # EM starts; the best likelihood wins
@@ -123,6 +127,8 @@ class Candidates:
     null_mean: np.ndarray  # the mixture's lower component
     null_sd: np.ndarray
     null_share: np.ndarray
+    tail_mean: np.ndarray  # the mixture's upper component
+    tail_sd: np.ndarray
     gain: np.ndarray  # 2 x (log-likelihood of the mixture - of one normal); 0 where the rules reject it
 
 
@@ -144,8 +150,16 @@ def candidates(
     # lower tail, say), not questions lifted beyond it.
     beyond = mu[pick, 1 - lower] - mu[pick, lower] >= tail_beyond * sds[pick, lower]
     allowed = (w[pick, lower] >= min_share) & beyond
+    upper = 1 - lower
     return Candidates(
-        mean, sd, mu[pick, lower], sds[pick, lower], w[pick, lower], np.where(allowed, 2 * (two - one), 0.0)
+        mean,
+        sd,
+        mu[pick, lower],
+        sds[pick, lower],
+        w[pick, lower],
+        mu[pick, upper],
+        sds[pick, upper],
+        np.where(allowed, 2 * (two - one), 0.0),
     )
 
 
@@ -154,16 +168,35 @@ def mixture_cut(n: int) -> float:
     return float(3 * np.log(n) + BIC_MARGIN)
 
 
+CROSSING_GRID = 256  # points between the two centres where the weighted densities are compared
+
+
+def _crossing(fits: Candidates) -> np.ndarray:
+    """Per row, the lowest score between the two centres where the tail's weighted density reaches
+    the bulk's: above it a question is more likely memorised than not (the tail's centre if never)."""
+    steps = np.linspace(0.0, 1.0, CROSSING_GRID)
+    grid = fits.null_mean[:, None] + steps * (fits.tail_mean - fits.null_mean)[:, None]
+    tail = (1 - fits.null_share)[:, None] * normal_pdf(grid, fits.tail_mean[:, None], fits.tail_sd[:, None])
+    bulk = fits.null_share[:, None] * normal_pdf(grid, fits.null_mean[:, None], fits.null_sd[:, None])
+    reached = tail >= bulk
+    first = np.where(reached.any(axis=1), reached.argmax(axis=1), CROSSING_GRID - 1)
+    return grid[np.arange(len(grid)), first]
+
+
 def _fit(
     x: np.ndarray, min_share: float = MIN_BULK_SHARE, tail_beyond: float = TAIL_BEYOND
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Null centre, scale, bulk share and component count for each row of x."""
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Null centre, scale, bulk share, component count and crossing (NaN: no tail) for each row of x."""
     fits = candidates(x, min_share, tail_beyond)
     mixture = fits.gain > mixture_cut(x.shape[1])
     centre = np.where(mixture, fits.null_mean, fits.mean)
     scale = np.where(mixture, fits.null_sd, fits.sd)
     share = np.where(mixture, fits.null_share, 1.0)
-    return centre, scale, share, np.where(mixture, 2, 1)
+    crossing = np.full(len(x), np.nan)
+    if mixture.any():
+        kept = Candidates(*(np.asarray(a)[mixture] for a in vars(fits).values()))
+        crossing[mixture] = _crossing(kept)
+    return centre, scale, share, np.where(mixture, 2, 1), crossing
 
 
 def fit_bulk(
@@ -171,15 +204,23 @@ def fit_bulk(
 ) -> BulkFit:
     """The null; ``min_share`` and ``tail_beyond`` are the product's rules, other values for experiments."""
     x = np.asarray(values, dtype=np.float64)[None, :]
-    centre, scale, share, components = _fit(x, min_share, tail_beyond)
-    return BulkFit(float(centre[0]), float(scale[0]), float(share[0]), int(components[0]))
+    centre, scale, share, components, crossing = _fit(x, min_share, tail_beyond)
+    return BulkFit(
+        float(centre[0]),
+        float(scale[0]),
+        float(share[0]),
+        int(components[0]),
+        None if np.isnan(crossing[0]) else float(crossing[0]),
+    )
 
 
 def threshold_of(fit: BulkFit, expected_rate: float = EXPECTED_RATE) -> float:
-    return fit.centre + float(stats.norm.ppf(1 - expected_rate)) * fit.scale
+    """Flag above this: the null's (1 - expected rate) quantile, or the crossing where it lies higher."""
+    quantile = fit.centre + float(stats.norm.ppf(1 - expected_rate)) * fit.scale
+    return quantile if fit.crossing is None else max(quantile, fit.crossing)
 
 
-TABLE_VERSION = 2  # bump when the procedure changes, so stored tables are not reused
+TABLE_VERSION = 3  # bump when the procedure changes, so stored tables are not reused
 
 
 def null_flag_counts(
@@ -218,8 +259,9 @@ def _simulated_counts(n: int, simulations: int, expected_rate: float, seed: int)
     counts = []
     for start in range(0, simulations, chunk):
         sample = rng.standard_normal((min(chunk, simulations - start), n))
-        centre, scale, _, _ = _fit(sample)
-        counts.append((sample > (centre + z * scale)[:, None]).sum(axis=1))
+        centre, scale, _, _, crossing = _fit(sample)
+        threshold = np.fmax(centre + z * scale, crossing)  # fmax: a NaN crossing (no tail) is ignored
+        counts.append((sample > threshold[:, None]).sum(axis=1))
     return np.sort(np.concatenate(counts))
 
 
@@ -245,6 +287,8 @@ def bulk_tail_test(
     counts = null_flag_counts(len(values), simulations, expected_rate, seed, tables)
     p_value, min_p = _tail_probability(counts, observed, len(values))
     low, _ = wilson_interval(observed, len(values))
+    # The bulk's own share above the threshold: the expected rate, or less above a higher crossing.
+    by_chance = float(stats.norm.sf((threshold - fit.centre) / fit.scale))
     return BulkOutcome(
         threshold=threshold,
         flags=flags,
@@ -252,7 +296,7 @@ def bulk_tail_test(
         min_attainable_p=min_p,
         permutations=len(counts),
         fit=fit,
-        tail_share_low=max(0.0, (low - expected_rate) / (1 - expected_rate)),
+        tail_share_low=max(0.0, (low - by_chance) / (1 - by_chance)),
     )
 
 
