@@ -25,6 +25,8 @@ from __future__ import annotations
 
 import sys
 import warnings
+from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -53,6 +55,18 @@ def paired_scores(data: Any, model: str, key: str, reference: str | None) -> tup
         rx, ry = paired_scores(data, reference, key, None)
         x, y = x - rx, y - ry
     return x, y
+
+
+def per_split(script: str, table: Callable[[Any], None]) -> None:
+    """Print ``table`` for each tuning split's .npz named on the command line, with the command."""
+    warnings.simplefilter("ignore")
+    paths = [Path(arg) for arg in sys.argv[1:]]
+    print("Tuning splits only (never seed 0, the reported one). Made by:\n")
+    print(f"```bash\npython experiments/{script} " + " ".join(map(str, paths)) + "\n```")
+    for path in paths:
+        name, seed = path.stem.removeprefix("familiarity-").rsplit("-seed", 1)
+        print(f"\n{name}, seed {seed}\n")
+        table(np.load(path))
 
 
 def length_adjusted(x: np.ndarray, tokens: np.ndarray) -> np.ndarray:

@@ -22,12 +22,8 @@ and their flags at or under 10%; a leak's p reaches 0.001.
 
 from __future__ import annotations
 
-import sys
-import warnings
-from pathlib import Path
-
 import numpy as np
-from nulls import STATISTICS, paired_scores
+from nulls import STATISTICS, paired_scores, per_split
 
 from contamcheck.stats.bulk import bulk_tail_test
 
@@ -56,14 +52,7 @@ def rate(flags: np.ndarray, leaked: np.ndarray, model: str) -> str:
 
 
 def main() -> None:
-    warnings.simplefilter("ignore")
-    paths = [Path(arg) for arg in sys.argv[1:]]
-    print("Tuning splits only (never seed 0, the reported one). Made by:\n")
-    print("```bash\npython experiments/twin_fallback.py " + " ".join(map(str, paths)) + "\n```")
-    for path in paths:
-        name, seed = path.stem.removeprefix("familiarity-").rsplit("-seed", 1)
-        print(f"\n{name}, seed {seed}\n")
-        table(np.load(path))
+    per_split("twin_fallback.py", table)
 
 
 def table(data: np.lib.npyio.NpzFile) -> None:
