@@ -1,16 +1,18 @@
 """Re-apply the current bulk null to the per-question scores of saved reports: no model needed.
 
 When the null's rule changes after the reported split was run (``stats/bulk.py``), this shows what
-the change does to every saved audit: the rule then (the report as saved) against the rule now,
-on the same scores, per likelihood test. Flags and p-values are recomputed the way the pipeline
-computes them (``bulk_tail_test`` on each question's score, less the reference's where the
-audit had one, as the report stores it).
+the change does to every saved audit: the rule then (the report as saved) against the rule now, on
+the same scores. Per likelihood test: the flag count, and the leaked / held-out flag rates where
+the folder's split is saved beside it (``<folder>.split.json``, as ``contaminate.py`` writes it);
+per audit: the verdict and evidence index, judged again by the product's own ``judge`` and
+``evidence_index`` from the recomputed p-values (the other tests' results as saved).
 
     python experiments/reanalyse.py docs/validation/gsm8k-seed0 docs/validation/humaneval-seed0
 """
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 
@@ -18,37 +20,79 @@ import numpy as np
 
 from contamcheck import Report
 from contamcheck.pipeline.runners import BULK_SIMULATIONS
+from contamcheck.report.model import TestResult
+from contamcheck.stats import judge
 from contamcheck.stats.bulk import bulk_tail_test
+from contamcheck.stats.index import evidence_index
 
 
-def scores_of(report: Report, test: str) -> np.ndarray:
-    values = []
+def scores_of(report: Report, result: TestResult) -> tuple[list[str], list[bool], np.ndarray]:
+    """The questions the test flagged on: ids, flags as saved, scores (less the reference's, if any)."""
+    ids, flags, values = [], [], []
     for item in report.items:
-        entry = item.tests.get(test)
+        entry = item.tests.get(result.name)
         if item.is_control or entry is None or entry.flagged is None or entry.score is None:
             continue
-        values.append(entry.score)  # already less the reference's, where there is one
-    return np.array(values)
+        ids.append(item.id)
+        flags.append(entry.flagged)
+        values.append(entry.score)
+    return ids, flags, np.array(values)
+
+
+def halves(ids: list[str], flags: list[bool], split: dict[str, list[str]] | None) -> str:
+    if split is None:
+        return ""
+    leaked = set(split["leaked"])
+    seen = [f for i, f in zip(ids, flags, strict=True) if i in leaked]
+    unseen = [f for i, f in zip(ids, flags, strict=True) if i not in leaked]
+    return f"{np.mean(seen):.0%} / {np.mean(unseen):.0%}"
 
 
 def main() -> None:
-    print("| audit | test | flagged then | flagged now | p then | p now | null's share then / now |")
-    print("|---|---|---|---|---|---|---|")
+    tests_table = [
+        "| audit | test | flagged then | now | leaked / held-out then | now | p then | p now |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    audits_table = [
+        "| audit | verdict then | verdict now | index then | index now |",
+        "|---|---|---|---|---|",
+    ]
     for folder in map(Path, sys.argv[1:]):
+        split_path = folder.with_name(folder.name + ".split.json")
+        split = json.loads(split_path.read_text()) if split_path.exists() else None
         for path in sorted(folder.glob("*.json")):
             report = Report.model_validate_json(path.read_text())
+            audit = f"{folder.name}/{path.stem}"
             for result in report.tests:
-                if result.kind != "bulk" or result.null is None:
+                if result.kind != "bulk" or result.null is None or result.n is None:
                     continue
-                x = scores_of(report, result.name)
+                ids, flags_then, x = scores_of(report, result)
                 now = bulk_tail_test(x, BULK_SIMULATIONS)
-                then = result.n_flagged
-                changed = "" if int(now.flags.sum()) == then else " **changed**"
-                print(
-                    f"| {folder.name}/{path.stem} | {result.name} | {then}/{result.n} | "
-                    f"{int(now.flags.sum())}/{len(x)}{changed} | {result.p_value:.2g} | {now.p_value:.2g} | "
-                    f"{result.null.bulk_share:.2f} / {now.fit.bulk_share:.2f} |"
+                flagged = int(now.flags.sum())
+                changed = flagged != result.n_flagged
+                mark = " **changed**" if changed else ""
+                tests_table.append(
+                    f"| {audit} | {result.name} | {result.n_flagged}/{result.n} | {flagged}/{len(x)}{mark} | "
+                    f"{halves(ids, flags_then, split)} | {halves(ids, list(now.flags), split)} | "
+                    f"{result.p_value:.2g} | {now.p_value:.2g} |"
                 )
+                result.n_flagged, result.flag_rate = flagged, flagged / len(x)
+                result.p_value, result.min_attainable_p = now.p_value, now.min_attainable_p
+            judgement = judge(report.tests, report.settings.alpha)
+            for result in report.tests:
+                result.status = judgement.statuses[result.name]
+            index = evidence_index(report.tests, judgement.code)
+            audits_table.append(
+                f"| {audit} | {report.verdict.label} | {judgement.label} | "
+                f"{value(report.index.value)} ({report.index.band}) | {value(index.value)} ({index.band}) |"
+            )
+    print("\n".join(tests_table))
+    print()
+    print("\n".join(audits_table))
+
+
+def value(index: float | None) -> str:
+    return "n/a" if index is None else f"{index:.2f}"
 
 
 if __name__ == "__main__":
