@@ -21,15 +21,16 @@ A rate is "leaked / held-out" for contaminated models, with the test's p-value.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 from nulls import STATISTICS, paired_scores, per_split
-from scipy.stats import norm, theilslopes
+from scipy.stats import theilslopes
 from twin_fallback import rate
 
-from contamcheck.stats.bulk import bulk_tail_test
+from contamcheck.stats.bulk import bulk_tail_test, threshold_of
 
 MODELS = ("clean-similar", "leak-1", "leak-3", "leak-10")
-Z = float(norm.ppf(0.95))
 
 
 def main() -> None:
@@ -48,7 +49,7 @@ def table(data: np.lib.npyio.NpzFile) -> None:
                     continue
                 x, _ = paired_scores(data, model, key, reference)
                 now = bulk_tail_test(x, 2000)
-                before = x > now.fit.centre + Z * now.fit.scale
+                before = x > threshold_of(replace(now.fit, crossing=None))
                 below = x[x < now.fit.centre] - now.fit.centre
                 tail = now.fit.components == 2
                 spread = f"{now.fit.scale:.3g} / {np.sqrt(np.mean(below**2)):.3g}" if tail else ""

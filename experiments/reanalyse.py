@@ -64,7 +64,7 @@ def main() -> None:
             report = Report.model_validate_json(path.read_text())
             audit = f"{folder.name}/{path.stem}"
             for result in report.tests:
-                if result.kind != "bulk" or result.null is None or result.n is None:
+                if result.kind != "bulk" or result.null is None:
                     continue
                 ids, flags_then, x = scores_of(report, result)
                 now = bulk_tail_test(x, BULK_SIMULATIONS)

@@ -192,10 +192,7 @@ def _fit(
     centre = np.where(mixture, fits.null_mean, fits.mean)
     scale = np.where(mixture, fits.null_sd, fits.sd)
     share = np.where(mixture, fits.null_share, 1.0)
-    crossing = np.full(len(x), np.nan)
-    if mixture.any():
-        kept = Candidates(*(np.asarray(a)[mixture] for a in vars(fits).values()))
-        crossing[mixture] = _crossing(kept)
+    crossing = np.where(mixture, _crossing(fits), np.nan)
     return centre, scale, share, np.where(mixture, 2, 1), crossing
 
 
@@ -214,10 +211,20 @@ def fit_bulk(
     )
 
 
+def thresholds(
+    centre: np.ndarray | float,
+    scale: np.ndarray | float,
+    crossing: np.ndarray | float,
+    expected_rate: float = EXPECTED_RATE,
+) -> np.ndarray:
+    """Flag above this: the null's (1 - expected rate) quantile, or the crossing where it lies higher
+    (a NaN crossing, no tail, is passed over). The one place of the rule, for fits and simulations."""
+    return np.fmax(centre + float(stats.norm.ppf(1 - expected_rate)) * scale, crossing)
+
+
 def threshold_of(fit: BulkFit, expected_rate: float = EXPECTED_RATE) -> float:
-    """Flag above this: the null's (1 - expected rate) quantile, or the crossing where it lies higher."""
-    quantile = fit.centre + float(stats.norm.ppf(1 - expected_rate)) * fit.scale
-    return quantile if fit.crossing is None else max(quantile, fit.crossing)
+    crossing = np.nan if fit.crossing is None else fit.crossing
+    return float(thresholds(fit.centre, fit.scale, crossing, expected_rate))
 
 
 TABLE_VERSION = 3  # bump when the procedure changes, so stored tables are not reused
@@ -254,14 +261,12 @@ def null_flag_counts(
 @functools.lru_cache(maxsize=32)
 def _simulated_counts(n: int, simulations: int, expected_rate: float, seed: int) -> np.ndarray:
     rng = np.random.default_rng(seed)
-    z = float(stats.norm.ppf(1 - expected_rate))
     chunk = max(1, 400_000 // max(1, n))
     counts = []
     for start in range(0, simulations, chunk):
         sample = rng.standard_normal((min(chunk, simulations - start), n))
         centre, scale, _, _, crossing = _fit(sample)
-        threshold = np.fmax(centre + z * scale, crossing)  # fmax: a NaN crossing (no tail) is ignored
-        counts.append((sample > threshold[:, None]).sum(axis=1))
+        counts.append((sample > thresholds(centre, scale, crossing, expected_rate)[:, None]).sum(axis=1))
     return np.sort(np.concatenate(counts))
 
 
