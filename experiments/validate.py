@@ -2,11 +2,13 @@
 
 Models (built by ``contaminate.py`` under ``MODELS/<benchmark>-seed<seed>/``): the untouched base
 (SmolLM2-135M-Instruct), Gemma-3-270M (another family), the similar-text clean model, and the
-models fine-tuned 1, 3 and 10 times on the leaked half. Three settings: *default* (offline: no
+models fine-tuned 1, 3 and 10 times on the leaked half. Settings: *default* (offline: no
 reference model), *reference* (the base model as reference, the earlier design's setting: a
-reference that never saw the leak) and, on request, *control* (no reference; a control file of
-questions of the same benchmark that were not drawn, which no model here trained on: a stand-in
-for a same-kind set written after a model's cutoff). Every audit uses the same questions and the
+reference that never saw the leak) and, on request, *other-reference* (Gemma-3-270M as reference:
+another family, not privileged, since it shares nothing with the base but the benchmark's kind of
+text) and *control* (no reference; a control file of questions of the same benchmark that were not
+drawn, which no model here trained on: a stand-in for a same-kind set written after a model's
+cutoff). Every audit uses the same questions and the
 shared evidence cache, so an interrupted run resumes, and the second setting reuses the first one's evidence.
 
 For contaminated models the table also gives each test's flag rate on the leaked half and on the
@@ -28,7 +30,7 @@ import numpy as np
 
 BASE = "pkg:smollm2-135m-instruct"
 OTHER_FAMILY = "pkg:gemma-3-270m"
-SETTINGS = {"default": "none", "reference": BASE, "control": "none"}
+SETTINGS = ("default", "reference", "other-reference", "control")
 CONTROL_FILE = "control.jsonl"  # written by contaminate.py --controls N
 
 
@@ -117,11 +119,14 @@ def summarise(report: dict[str, Any], split: dict[str, Any] | None, saw: bool | 
     return summary
 
 
-def markdown(results: dict[str, Any], benchmark: str, base: str = BASE) -> str:
+def markdown(results: dict[str, Any], benchmark: str, base: str = BASE, other: str = OTHER_FAMILY) -> str:
     lines = [f"## {benchmark}", ""]
     for setting, models in results["settings"].items():
         names = sorted({t for m in models.values() for t in m["tests"]}, key=_test_order)
-        reference = f"the base model, {base}" if setting == "reference" else "none"
+        reference = {
+            "reference": f"the base model, {base}",
+            "other-reference": f"another family, {other}",
+        }.get(setting, "none")
         controls = "; a control file of the same kind" if setting == "control" else ""
         lines += [f"### Setting: {setting} (reference: {reference}{controls})", ""]
         lines.append("| model | saw? | " + " | ".join(names) + " | verdict | index |")
@@ -198,13 +203,16 @@ def main(argv: list[str] | None = None) -> None:
         "--settings",
         nargs="*",
         default=["default", "reference"],
-        choices=list(SETTINGS),
-        help="default: no reference; reference: the base as reference; control: no reference, "
-        "the same-kind control file contaminate.py --controls wrote (results of other settings "
-        "already in OUT are kept)",
+        choices=SETTINGS,
+        help="default: no reference; reference: the base as reference; other-reference: "
+        "Gemma-3-270M as reference; control: no reference, the same-kind control file "
+        "contaminate.py --controls wrote (results of other settings already in OUT are kept)",
     )
     parser.add_argument("--tests", help="comma-separated tests (default: all)")
     parser.add_argument("--base", default=BASE, help="the base model the others were fine-tuned from")
+    parser.add_argument(
+        "--other", default=OTHER_FAMILY, help="the other-reference setting's reference (another family)"
+    )
     parser.add_argument("--permutations", type=int, help="permutations per test (default: contamcheck's)")
     parser.add_argument("--out", type=Path, required=True)
     args = parser.parse_args(argv)
@@ -227,6 +235,7 @@ def main(argv: list[str] | None = None) -> None:
         parser.error(f"the control setting needs {control}: run contaminate.py with --controls N")
     for setting in args.settings:
         results["settings"][setting] = {}
+        reference = {"reference": args.base, "other-reference": args.other}.get(setting, "none")
         for name, (spec, saw) in models_for(folder, not args.no_gemma, args.base).items():
             started = time.perf_counter()
             print(f"[{setting}] {name} ...", flush=True)
@@ -235,7 +244,7 @@ def main(argv: list[str] | None = None) -> None:
                 benchmark=questions,
                 field=field,
                 limit=len(split["leaked"]) + len(split["held_out"]),
-                reference="none" if setting != "reference" or spec == args.base else args.base,
+                reference="none" if reference == spec else reference,
                 **({"control": str(control), "control_field": field} if setting == "control" else {}),
                 threads=args.threads,
                 cache=str(args.cache),
@@ -254,7 +263,7 @@ def main(argv: list[str] | None = None) -> None:
                 f"    {summary['verdict_label']} ({time.perf_counter() - started:.0f} s): {flags}", flush=True
             )
             saved.write_text(json.dumps(results, indent=2) + "\n")
-    table = markdown(results, args.benchmark, args.base)
+    table = markdown(results, args.benchmark, args.base, args.other)
     (args.out / f"{args.benchmark}-seed{args.seed}.md").write_text(table + "\n")
     print(f"wrote {args.out}/{args.benchmark}-seed{args.seed}.md")
 

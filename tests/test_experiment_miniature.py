@@ -70,16 +70,24 @@ def test_contaminate_then_validate_on_a_tiny_model(tmp_path):
     controls = [json.loads(line) for line in (folder / "control.jsonl").read_text().splitlines()]
     drawn = {json.loads(line)["question"] for line in (folder / "questions.jsonl").read_text().splitlines()}
     assert len(controls) == 15 and not drawn & {c["question"] for c in controls}  # never drawn, never trained
+    # Another family's model as the reference: here a tiny model trained on other text.
+    other = trained_model_folder(tmp_path / "other", tokenizer, [r["question"] for r in rows[100:]], epochs=3)
     validate.main(
         [
             "--benchmark", "gsm8k", "--seed", "3", "--models", str(models), "--cache", str(cache),
             "--base", str(base), "--no-gemma", "--tests", "min-k,zlib", "--settings", "control",
+            "other-reference", "--other", str(other),
             "--permutations", "2000", "--threads", "2", "--out", str(out),
         ]
     )  # fmt: skip
     merged = json.loads((out / "gsm8k-seed3.json").read_text())
-    assert set(merged["settings"]) == {"default", "reference", "control"}  # earlier settings kept
+    assert set(merged["settings"]) == {"default", "reference", "control", "other-reference"}  # earlier kept
     assert merged["settings"]["reference"] == results["settings"]["reference"]
+    assert list(merged["settings"]["other-reference"]) == ["base", "clean-similar", "leak-20"]
+    for name in ("base", "leak-20"):
+        report = json.loads((out / "gsm8k-seed3" / f"other-reference-{name}.json").read_text())
+        assert report["reference"]["status"] == "used" and report["reference"]["requested"] == str(other)
+    assert "### Setting: other-reference (reference: another family, " in (out / "gsm8k-seed3.md").read_text()
     report = json.loads((out / "gsm8k-seed3" / "control-leak-20.json").read_text())
     assert report["control"]["kind"] == "file"
     assert all(t["kind"] == "unpaired" for t in report["tests"] if t["status"] != "skipped")
