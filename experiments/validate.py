@@ -5,11 +5,11 @@ Models (built by ``contaminate.py`` under ``MODELS/<benchmark>-seed<seed>/``): t
 models fine-tuned 1, 3 and 10 times on the leaked half. Settings: *default* (offline: no
 reference model), *reference* (the base model as reference, the earlier design's setting: a
 reference that never saw the leak) and, on request, *other-reference* (Gemma-3-270M as reference:
-another family, not privileged, since it shares nothing with the base but the benchmark's kind of
-text) and *control* (no reference; a control file of questions of the same benchmark that were not
-drawn, which no model here trained on: a stand-in for a same-kind set written after a model's
-cutoff). Every audit uses the same questions and the
-shared evidence cache, so an interrupted run resumes, and the second setting reuses the first one's evidence.
+another family, not privileged: it knows nothing of the base or its fine-tuning) and *control* (no
+reference; a control file of questions of the same benchmark that were not drawn, which no model
+here trained on: a stand-in for a same-kind set written after a model's cutoff). Every audit uses
+the same questions and the shared evidence cache, so an interrupted run resumes, and each setting
+reuses the evidence of those before it.
 
 For contaminated models the table also gives each test's flag rate on the leaked half and on the
 held-out half, and the AUROC of its per-question statistic for leaked vs held-out.
