@@ -119,14 +119,17 @@ def summarise(report: dict[str, Any], split: dict[str, Any] | None, saw: bool | 
     return summary
 
 
+def reference_of(setting: str, base: str = BASE, other: str = OTHER_FAMILY) -> tuple[str, str] | None:
+    """The reference a setting audits with, as (its role, the model); None for settings without one."""
+    return {"reference": ("the base model", base), "other-reference": ("another family", other)}.get(setting)
+
+
 def markdown(results: dict[str, Any], benchmark: str, base: str = BASE, other: str = OTHER_FAMILY) -> str:
     lines = [f"## {benchmark}", ""]
     for setting, models in results["settings"].items():
         names = sorted({t for m in models.values() for t in m["tests"]}, key=_test_order)
-        reference = {
-            "reference": f"the base model, {base}",
-            "other-reference": f"another family, {other}",
-        }.get(setting, "none")
+        chosen = reference_of(setting, base, other)
+        reference = ", ".join(chosen) if chosen else "none"
         controls = "; a control file of the same kind" if setting == "control" else ""
         lines += [f"### Setting: {setting} (reference: {reference}{controls})", ""]
         lines.append("| model | saw? | " + " | ".join(names) + " | verdict | index |")
@@ -235,7 +238,8 @@ def main(argv: list[str] | None = None) -> None:
         parser.error(f"the control setting needs {control}: run contaminate.py with --controls N")
     for setting in args.settings:
         results["settings"][setting] = {}
-        reference = {"reference": args.base, "other-reference": args.other}.get(setting, "none")
+        chosen = reference_of(setting, args.base, args.other)
+        reference = chosen[1] if chosen else "none"
         for name, (spec, saw) in models_for(folder, not args.no_gemma, args.base).items():
             started = time.perf_counter()
             print(f"[{setting}] {name} ...", flush=True)
