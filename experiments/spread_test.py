@@ -32,7 +32,8 @@ from scipy.stats import rankdata
 from contamcheck.stats.bulk import bulk_tail_test
 
 SWAPS = 20_000
-MODELS = ("base", "clean-similar", "leak-1", "leak-3", "leak-10")
+MODELS = ("base", "other-family", "clean-similar", "leak-1", "leak-3", "leak-10")
+REFERENCES = (None, "other-family", "base")
 
 
 def spread_p(x: np.ndarray, y: np.ndarray, ranks: bool, seed: int = 0) -> float:
@@ -57,9 +58,10 @@ def table(data: np.lib.npyio.NpzFile) -> None:
     print("| statistic | reference | model | bulk flags | bulk p | spread p (pearson) | spread p (ranks) |")
     print("|---|---|---|---|---|---|---|")
     for key, label in STATISTICS.items():
-        for reference in (None, "base"):
+        for reference in REFERENCES:
             for model in MODELS:
-                if model == reference or f"{model}|{key}" not in data.files:
+                needed = [f"{model}|{key}"] + ([f"{reference}|{key}"] if reference else [])
+                if model == reference or any(name not in data.files for name in needed):
                     continue
                 x, y = paired_scores(data, model, key, reference)
                 kept = np.isfinite(x) & np.isfinite(y)

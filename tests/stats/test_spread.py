@@ -1,0 +1,62 @@
+"""The spread test: exact on a small case, calibrated on simulated clean pairs, and a partial leak caught."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from contamcheck.stats.spread import spread_test
+
+
+def clean_pairs(rng: np.random.Generator, n: int, shift: float) -> tuple[np.ndarray, np.ndarray]:
+    """Originals and twins that share most of their score (the words) and differ by a familiarity shift."""
+    common = rng.normal(0, 1, n)
+    return common + rng.normal(0, 0.3, n) + shift, common + rng.normal(0, 0.3, n)
+
+
+def test_the_p_value_matches_exact_enumeration_of_the_swaps():
+    x = np.array([3.0, 0.5, 2.0, -1.0, 1.5, 0.2, 4.0])
+    y = np.array([1.0, 0.7, 1.0, -0.8, 0.5, 0.4, 1.0])
+    outcome = spread_test(x, y, swaps=40_000, seed=2)
+    ranks = stats.rankdata(x + y)
+    observed = np.corrcoef(ranks, x - y)[0, 1]
+    assert outcome.correlation == pytest.approx(observed)
+    swapped = [
+        np.corrcoef(ranks, np.array(signs) * (x - y))[0, 1] for signs in itertools.product((1, -1), repeat=7)
+    ]
+    exact = np.mean(np.array(swapped) >= observed - 1e-12)
+    assert outcome.p_value == pytest.approx(exact, abs=0.01)
+    assert outcome.min_attainable_p == pytest.approx(0.5**7)
+
+
+@pytest.mark.parametrize("shift", [0.0, 0.5, 5.0])
+def test_clean_pairs_are_flagged_at_the_nominal_rate_whatever_the_familiarity_shift(shift):
+    rng = np.random.default_rng(int(shift * 10))
+    p_values = np.array(
+        [spread_test(*clean_pairs(rng, 150, shift), swaps=400, seed=i).p_value for i in range(300)]
+    )
+    assert 0.02 <= np.mean(p_values < 0.05) <= 0.09
+    assert 0.4 <= np.mean(p_values) <= 0.6  # uniform on average, not only at the 5% point
+
+
+def test_a_partial_leak_lifting_originals_more_than_their_twins_is_caught():
+    rng = np.random.default_rng(7)
+    x, y = clean_pairs(rng, 150, shift=0.3)
+    leaked = rng.random(150) < 0.5
+    # a leaked question gains about two spreads of the bulk (AUROC ~0.9, as one pass with a
+    # reference); its twin, which shares the words, gains most of that
+    x[leaked] += 2.0
+    y[leaked] += 1.2
+    outcome = spread_test(x, y, swaps=20_000)
+    assert outcome.correlation > 0
+    assert outcome.p_value < 0.001
+
+
+def test_identical_pairs_give_no_evidence_and_bad_shapes_are_refused():
+    x = np.linspace(0, 1, 20)
+    assert spread_test(x, x.copy(), swaps=200).p_value == pytest.approx(1.0)
+    with pytest.raises(ValueError, match="equal-length"):
+        spread_test(x, x[:-1], swaps=10)
