@@ -84,3 +84,17 @@ def test_reference_path_calibrates_min_k(tiny_setup, capsys):
     item = report["items"][0]["tests"]["min-k"]
     assert item["reference_score"] is not None
     assert code == 1
+    # With a reference, the spread test against the twins runs beside the tail count.
+    null = min_k["null"]
+    assert null["spread_p_value"] is not None and null["tail_p_value"] is not None
+    assert min_k["p_value"] == pytest.approx(min(1.0, 2 * min(null["tail_p_value"], null["spread_p_value"])))
+    assert "Spread against the twins" in min_k["note"]
+
+
+def test_without_a_reference_the_spread_test_does_not_run(tiny_setup, capsys):
+    # Measured: without a reference the originals' own spread over their twins reads as a leak.
+    _, report = run_json(capsys, str(tiny_setup.clean), str(tiny_setup.benchmark), "--reference", "none")
+    for test in report["tests"]:
+        if test["kind"] == "bulk" and test["null"] is not None:
+            assert test["null"]["spread_p_value"] is None
+            assert test["p_value"] == test["null"]["tail_p_value"]

@@ -38,6 +38,9 @@ def test_calibrated_failure_is_likely():
 def test_low_flag_rate_is_not_likely_even_when_significant():
     j = judge([Outcome("completion", p_value=1e-5, flag_rate=0.08)], alpha=0.001)
     assert j.code == "evidence" and j.statuses["completion"] == "warn"
+    assert "completion reached adjusted p < 0.001, but flagged under twice the expected rate" in j.explanation
+    weaker = judge([Outcome("completion", p_value=0.01, flag_rate=0.08)], alpha=0.001)
+    assert weaker.code == "evidence" and "twice the expected rate" not in weaker.explanation
 
 
 def test_uncalibrated_test_raises_to_some_evidence_at_most():

@@ -29,6 +29,7 @@ from ..stats import label_permutation_test, sign_flip_test
 from ..stats import wilson_interval as wilson
 from ..stats.bulk import bulk_tail_test, twin_check
 from ..stats.flags import FlagOutcome
+from ..stats.spread import SpreadOutcome, spread_test, with_spread
 
 MIN_QUESTIONS = 20
 BULK_SIMULATIONS = 2000
@@ -177,7 +178,7 @@ def run_per_text(
 
     values = np.array(statistics)
     if bulk:
-        return _bulk_result(result, controls, scores, items, test.name, used_ids, seed, tables)
+        return _bulk_result(result, controls, scores, items, test.name, used_ids, seed, tables, permutations)
     if controls.paired:
         outcome = sign_flip_test(values, permutations, seed)
     else:
@@ -210,8 +211,16 @@ def _bulk_result(
     used_ids: list[str],
     seed: int,
     tables: Path | None,
+    permutations: int,
 ) -> TestResult:
-    """Each question's own score against the bulk of the benchmark (see ``stats.bulk``)."""
+    """Each question's own score against the bulk of the benchmark (see ``stats.bulk``).
+
+    With a reference, a second whole-benchmark test runs beside the tail count: do the originals'
+    scores spread more than their twins' (``stats.spread``)? A partial leak at a moderate level
+    can lift the leaked half without leaving a tail apart from the bulk, and the twins, which the
+    model cannot have memorised, carry the spread it would otherwise have. The test's p-value is
+    twice the smaller of the two (Bonferroni), as for the control file's count and rank sum.
+    """
     by_id = {item.id: item for item in controls.items}
     originals = np.array([scores.compared(by_id[i].text) for i in used_ids])
     twins = np.array([np.mean([scores.compared(t) for t in controls.twins[i]]) for i in used_ids])
@@ -225,6 +234,11 @@ def _bulk_result(
     outcome = bulk_tail_test(originals, BULK_SIMULATIONS, tables=tables)
     for item_id, flagged in zip(used_ids, outcome.flags, strict=True):
         items[item_id].tests[name].flagged = bool(flagged)
+    spread: SpreadOutcome | None = None
+    if scores.reference is not None:
+        # One twin per question: originals and the mean of several twins are not exchangeable.
+        first = np.array([scores.compared(controls.twins[i][0]) for i in used_ids])
+        spread = spread_test(originals, first, permutations, seed)
     preference = originals - twins
     low, high = _median_interval(preference, seed)
     _, twins_above = twin_check(outcome.flags, twins, outcome.threshold)
@@ -237,8 +251,15 @@ def _bulk_result(
         twin_preference=float(np.median(preference)),
         twin_preference_ci=(low, high),
         twins_above_threshold=twins_above,
+        tail_p_value=outcome.p_value,
+        spread_correlation=None if spread is None else spread.correlation,
+        spread_p_value=None if spread is None else spread.p_value,
     )
     _fill_flag_statistics(result, len(originals), outcome)
+    if spread is not None:
+        result.p_value, result.min_attainable_p = with_spread(
+            outcome.p_value, outcome.min_attainable_p, spread
+        )
     result.mean_difference = float(preference.mean())
     result.median_difference = float(np.median(preference))
     tail = (
@@ -252,6 +273,18 @@ def _bulk_result(
         f"twins (median, 95% interval {low:+.3g} to {high:+.3g}); "
         f"{twins_above} {'twin lies' if twins_above == 1 else 'twins lie'} above the threshold."
     )
+    if spread is not None:
+        wider = (
+            "more than their twins' (some questions gained more over their twins than the rest, as "
+            "when part of the benchmark was seen)"
+            if spread.p_value < 0.05
+            else "no more than their twins', beyond chance"
+        )
+        result.note += (
+            f" Spread against the twins: the originals' scores spread {wider}; rank correlation "
+            f"{spread.correlation:+.2f}, p = {spread.p_value:.2g}. The tail count alone: "
+            f"p = {outcome.p_value:.2g}; the test's p-value is twice the smaller."
+        )
     return result
 
 

@@ -91,6 +91,17 @@ class BulkNull(_Model):
     )
     twin_preference_ci: tuple[float, float] | None = None
     twins_above_threshold: int | None = None
+    tail_p_value: float | None = Field(
+        default=None, description="p-value of the flag count alone (the tail beyond the bulk)"
+    )
+    spread_correlation: float | None = Field(
+        default=None,
+        description="with a reference: rank correlation of original + twin with original - twin "
+        "(> 0 when the originals spread more than their twins)",
+    )
+    spread_p_value: float | None = Field(
+        default=None, description="with a reference: p-value of the spread test against the twins"
+    )
 
 
 class TestResult(_Model):

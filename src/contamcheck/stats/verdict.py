@@ -110,7 +110,7 @@ def judge(outcomes: Sequence[TestOutcome], alpha: float) -> Judgement:
         return Judgement(
             "likely",
             VERDICT_LABELS["likely"],
-            f"{listed(failing)} flagged far more questions than chance allows (adjusted p < {alpha:g}): "
+            f"{listed(failing)} went far beyond chance (adjusted p < {alpha:g}): "
             "the model has probably seen these questions in training.",
             adjusted,
             statuses,
@@ -143,10 +143,16 @@ def judge(outcomes: Sequence[TestOutcome], alpha: float) -> Judgement:
             if uncalibrated
             else ""
         )
+        few_flags = [o.name for o in calibrated if adjusted[o.name] < alpha]
+        if few_flags:
+            note += (
+                f" ({listed(few_flags)} reached adjusted p < {alpha:g}, but flagged under twice the "
+                "expected rate: the benchmark stands out as a whole, few of its questions do on their own.)"
+            )
         return Judgement(
             "evidence",
             VERDICT_LABELS["evidence"],
-            f"{listed(suspicious)} flagged more questions than chance allows (adjusted p < {WARN_LEVEL}), "
+            f"{listed(suspicious)} went beyond chance (adjusted p < {WARN_LEVEL}), "
             f"but not enough to call the model contaminated.{note}",
             adjusted,
             statuses,
@@ -154,7 +160,7 @@ def judge(outcomes: Sequence[TestOutcome], alpha: float) -> Judgement:
     return Judgement(
         "clean",
         VERDICT_LABELS["clean"],
-        "No test flagged more questions than chance allows. This is not proof that the model never "
+        "No test went beyond chance. This is not proof that the model never "
         "saw the benchmark: a single exposure leaves little trace.",
         adjusted,
         statuses,
