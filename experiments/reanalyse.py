@@ -5,7 +5,9 @@ the change does to every saved audit: the rule then (the report as saved) agains
 the same scores. Per likelihood test: the flag count, and the leaked / held-out flag rates where
 the folder's split is saved beside it (``<folder>.split.json``, as ``contaminate.py`` writes it);
 per audit: the verdict and evidence index, judged again by the product's own ``judge`` and
-``evidence_index`` from the recomputed p-values (the other tests' results as saved).
+``evidence_index`` from the recomputed p-values (the other tests' results as saved). Where the
+audit had a reference, the p-value now is the product's: the tail count's and the spread test's
+against the first twins (``stats/spread.py``), twice the smaller.
 
     python experiments/reanalyse.py docs/validation/gsm8k-seed0 docs/validation/humaneval-seed0
 """
@@ -24,11 +26,13 @@ from contamcheck.report.model import TestResult
 from contamcheck.stats import judge
 from contamcheck.stats.bulk import bulk_tail_test
 from contamcheck.stats.index import evidence_index
+from contamcheck.stats.spread import spread_test, with_spread
 
 
-def scores_of(report: Report, result: TestResult) -> tuple[list[str], list[bool], np.ndarray]:
-    """The questions the test flagged on: ids, flags as saved, scores (less the reference's, if any)."""
-    ids, flags, values = [], [], []
+def scores_of(report: Report, result: TestResult) -> tuple[list[str], list[bool], np.ndarray, np.ndarray]:
+    """The questions the test flagged on: ids, flags as saved, scores and their first twins' (less
+    the reference's, if any)."""
+    ids, flags, values, twins = [], [], [], []
     for item in report.items:
         entry = item.tests.get(result.name)
         if item.is_control or entry is None or entry.flagged is None or entry.score is None:
@@ -36,7 +40,10 @@ def scores_of(report: Report, result: TestResult) -> tuple[list[str], list[bool]
         ids.append(item.id)
         flags.append(entry.flagged)
         values.append(entry.score)
-    return ids, flags, np.array(values)
+        twins.append(
+            entry.twin_scores[0] if entry.twin_scores and entry.twin_scores[0] is not None else np.nan
+        )
+    return ids, flags, np.array(values), np.array(twins)
 
 
 def halves(ids: list[str], flags: list[bool], split: dict[str, list[str]] | None) -> str:
@@ -58,26 +65,29 @@ def main() -> None:
         "|---|---|---|---|---|",
     ]
     for folder in map(Path, sys.argv[1:]):
-        split_path = folder.with_name(folder.name + ".split.json")
-        split = json.loads(split_path.read_text()) if split_path.exists() else None
+        split = split_of(folder)
         for path in sorted(folder.glob("*.json")):
             report = Report.model_validate_json(path.read_text())
-            audit = f"{folder.name}/{path.stem}"
+            audit = f"{folder.parent.name}/{folder.name}/{path.stem}".removeprefix("validation/")
             for result in report.tests:
                 if result.kind != "bulk" or result.null is None:
                     continue
-                ids, flags_then, x = scores_of(report, result)
+                ids, flags_then, x, twins = scores_of(report, result)
                 now = bulk_tail_test(x, BULK_SIMULATIONS)
+                p_now, min_p_now = now.p_value, now.min_attainable_p
+                if report.reference.status == "used":  # the spread test beside the tail count
+                    spread = spread_test(x, twins, report.settings.permutations, report.settings.seed)
+                    p_now, min_p_now = with_spread(now.p_value, now.min_attainable_p, spread)
                 flagged = int(now.flags.sum())
                 changed = flagged != result.n_flagged
                 mark = " **changed**" if changed else ""
                 tests_table.append(
                     f"| {audit} | {result.name} | {result.n_flagged}/{result.n} | {flagged}/{len(x)}{mark} | "
                     f"{halves(ids, flags_then, split)} | {halves(ids, list(now.flags), split)} | "
-                    f"{result.p_value:.2g} | {now.p_value:.2g} |"
+                    f"{result.p_value:.2g} | {p_now:.2g} |"
                 )
                 result.n_flagged, result.flag_rate = flagged, flagged / len(x)
-                result.p_value, result.min_attainable_p = now.p_value, now.min_attainable_p
+                result.p_value, result.min_attainable_p = p_now, min_p_now
             judgement = judge(report.tests, report.settings.alpha)
             for result in report.tests:
                 result.status = judgement.statuses[result.name]
@@ -89,6 +99,16 @@ def main() -> None:
     print("\n".join(tests_table))
     print()
     print("\n".join(audits_table))
+
+
+def split_of(folder: Path) -> dict[str, list[str]] | None:
+    """The split saved beside the folder, or beside its parent (other-reference/gsm8k-seed0 is run on
+    gsm8k-seed0's split)."""
+    for place in (folder.parent, folder.parent.parent):
+        path = place / f"{folder.name}.split.json"
+        if path.exists():
+            return json.loads(path.read_text())
+    return None
 
 
 def value(index: float | None) -> str:
