@@ -76,7 +76,10 @@ def main() -> None:
                 now = bulk_tail_test(x, BULK_SIMULATIONS)
                 p_now, min_p_now = now.p_value, now.min_attainable_p
                 if report.reference.status == "used":  # the spread test beside the tail count
-                    spread = spread_test(x, twins, report.settings.permutations, report.settings.seed)
+                    paired = np.isfinite(twins)  # as the product: the questions with a scored twin
+                    spread = spread_test(
+                        x[paired], twins[paired], report.settings.permutations, report.settings.seed
+                    )
                     p_now, min_p_now = with_spread(now.p_value, now.min_attainable_p, spread)
                 flagged = int(now.flags.sum())
                 changed = flagged != result.n_flagged

@@ -19,8 +19,11 @@ Questions without a twin are left out. A rate is "leaked / held-out" for contami
 The bars: clean models' p stays above 0.05 (at most one in twenty below it by chance); one pass
 reaches p < 0.001 on both splits of a benchmark with the same statistic and setting.
 
-    python experiments/spread_test.py experiments/runs/familiarity-{gsm8k,humaneval}-seed{1,2}.npz \\
+    python experiments/spread_test.py \\
+        experiments/runs/with-gemma/familiarity-{gsm8k,humaneval}-seed{1,2}.npz \\
         > docs/validation/spread-test-tuning.md
+
+The .npz files come from ``familiarity.py`` without ``--no-gemma`` (docs/METHODS.md gives the commands).
 """
 
 from __future__ import annotations

@@ -35,10 +35,11 @@ def test_the_p_value_matches_exact_enumeration_of_the_swaps():
 @pytest.mark.parametrize("shift", [0.0, 0.5, 5.0])
 def test_clean_pairs_are_flagged_at_the_nominal_rate_whatever_the_familiarity_shift(shift):
     rng = np.random.default_rng(int(shift * 10))
+    runs = 3000  # the rate's standard error is 0.4 points: the bounds are about 3.7 of them
     p_values = np.array(
-        [spread_test(*clean_pairs(rng, 150, shift), swaps=400, seed=i).p_value for i in range(300)]
+        [spread_test(*clean_pairs(rng, 150, shift), swaps=400, seed=i).p_value for i in range(runs)]
     )
-    assert 0.02 <= np.mean(p_values < 0.05) <= 0.09
+    assert 0.035 <= np.mean(p_values < 0.05) <= 0.065
     assert 0.4 <= np.mean(p_values) <= 0.6  # uniform on average, not only at the 5% point
 
 
@@ -60,3 +61,5 @@ def test_identical_pairs_give_no_evidence_and_bad_shapes_are_refused():
     assert spread_test(x, x.copy(), swaps=200).p_value == pytest.approx(1.0)
     with pytest.raises(ValueError, match="equal-length"):
         spread_test(x, x[:-1], swaps=10)
+    with pytest.raises(ValueError, match="finite"):
+        spread_test(x, np.where(x > 0.5, np.nan, x), swaps=10)

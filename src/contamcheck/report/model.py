@@ -100,7 +100,9 @@ class BulkNull(_Model):
         "(> 0 when the originals spread more than their twins)",
     )
     spread_p_value: float | None = Field(
-        default=None, description="with a reference: p-value of the spread test against the twins"
+        default=None,
+        description="with a reference: p-value of the spread test against the twins "
+        "(as many swaps as settings.permutations)",
     )
 
 
