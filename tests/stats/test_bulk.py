@@ -138,6 +138,14 @@ def test_the_null_count_distribution_and_its_far_tail():
     assert outcome.min_attainable_p <= outcome.p_value
 
 
+def test_the_floor_of_a_large_audit_is_tiny_but_never_zero():
+    # At a few hundred questions the far tail underflows; a floor of 0 once read as "no power" and
+    # turned clean 600-question audits inconclusive.
+    outcome = bulk_tail_test(np.random.default_rng(6).normal(size=600), SIMULATIONS)
+    assert 0 < outcome.min_attainable_p < 1e-100
+    assert outcome.p_value > 0.001
+
+
 def test_the_null_table_is_kept_in_the_cache_folder_and_read_back(tmp_path):
     tables = tmp_path / "nulls"
     counts = null_flag_counts(37, 500, 0.05, 0, tables)

@@ -64,6 +64,9 @@ def test_inconclusive_without_calibrated_tests_or_power():
     assert judge([], alpha=0.001).code == "inconclusive"
     weak = judge([Outcome("completion", min_attainable_p=0.01)], alpha=0.001)
     assert weak.code == "inconclusive" and "power" in weak.explanation
+    # a floor of exactly 0 is all the power there is, not a missing floor
+    assert judge([Outcome("min-k", min_attainable_p=0.0)], alpha=0.001).code == "clean"
+    assert judge([Outcome("min-k", min_attainable_p=None)], alpha=0.001).code == "inconclusive"
 
 
 def test_skipped_tests_are_not_counted():

@@ -314,12 +314,13 @@ def _tail_probability(counts: np.ndarray, observed: int, n: int) -> tuple[float,
     below alpha / number of tests without millions of simulated fits.
     """
     hits = len(counts) - int(np.searchsorted(counts, observed, side="left"))
-    if hits >= ENOUGH_HITS:
-        return (hits + 1) / (len(counts) + 1), _beta_binomial(counts, n).sf(n - 1)
     law = _beta_binomial(counts, n)
-    return float(max(law.sf(observed - 1), np.finfo(float).tiny)), float(
-        max(law.sf(n - 1), np.finfo(float).tiny)
-    )
+    # floored at the smallest positive float: at a few hundred questions the far tail underflows,
+    # and a floor of 0 would read as "no floor known"
+    min_p = float(max(law.sf(n - 1), np.finfo(float).tiny))
+    if hits >= ENOUGH_HITS:
+        return (hits + 1) / (len(counts) + 1), min_p
+    return float(max(law.sf(observed - 1), np.finfo(float).tiny)), min_p
 
 
 def _beta_binomial(counts: np.ndarray, n: int) -> stats.rv_discrete:

@@ -125,7 +125,9 @@ def judge(outcomes: Sequence[TestOutcome], alpha: float) -> Judgement:
             statuses,
         )
     bar = alpha / len(calibrated)
-    if not any((o.min_attainable_p or 1.0) < bar for o in calibrated):
+    # a test that reports no floor is taken to have none within reach (0.0 is a floor, not None)
+    floors = [1.0 if o.min_attainable_p is None else o.min_attainable_p for o in calibrated]
+    if not any(floor < bar for floor in floors):
         return Judgement(
             "inconclusive",
             VERDICT_LABELS["inconclusive"],
