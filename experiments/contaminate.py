@@ -178,6 +178,14 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--passes", type=int, nargs="*", default=[1, 3, 10])
     parser.add_argument("--clean", action="store_true", help="also build the similar-text clean model")
     parser.add_argument(
+        "--clean-as",
+        type=int,
+        default=None,
+        metavar="PASSES",
+        help="train the clean model for as many steps as PASSES passes over the leaked half "
+        "(default: the longest of --passes, or 10)",
+    )
+    parser.add_argument(
         "--controls",
         type=int,
         default=0,
@@ -277,7 +285,7 @@ def main(argv: list[str] | None = None) -> None:
     if args.clean:
         target = folder / "clean-similar"
         if not (target / "config.json").exists():
-            longest = max(args.passes or [10])
+            longest = args.clean_as or max(args.passes or [10])
             steps = longest * math.ceil(len(leaked) / args.batch_size)
             if args.similar is not None:
                 texts, source = similar_texts(args.similar), str(args.similar)
