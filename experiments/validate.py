@@ -229,6 +229,8 @@ def main(argv: list[str] | None = None) -> None:
     field = "question" if args.benchmark == "gsm8k" else "prompt"
     out = args.out / f"{args.benchmark}-seed{args.seed}"
     out.mkdir(parents=True, exist_ok=True)
+    # beside the reports, for the analyses that read them (reanalyse.py, sample_size.py, ...)
+    (args.out / f"{args.benchmark}-seed{args.seed}.split.json").write_text(json.dumps(split, indent=2) + "\n")
     saved = args.out / f"{args.benchmark}-seed{args.seed}.json"
     results: dict[str, Any] = {"benchmark": args.benchmark, "seed": args.seed, "settings": {}}
     if saved.exists():  # keep what other settings measured
