@@ -18,12 +18,14 @@ from tiny import sample_rows, train_tokenizer, trained_model_folder, write_jsonl
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "experiments"))
 
 import contaminate
+import flag_overlap
+import sample_size
 import validate
 
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
 
 
-def test_contaminate_then_validate_on_a_tiny_model(tmp_path):
+def test_contaminate_then_validate_on_a_tiny_model(tmp_path, capsys):
     rows = sample_rows()
     questions = write_jsonl(tmp_path / "gsm8k.jsonl", [{"question": r["question"]} for r in rows[:60]])
     similar = write_jsonl(tmp_path / "similar.jsonl", [{"text": r["question"]} for r in rows[60:80]])
@@ -34,17 +36,17 @@ def test_contaminate_then_validate_on_a_tiny_model(tmp_path):
     contaminate.main(
         [
             "--benchmark", "gsm8k", "--gsm8k", str(questions), "--questions", "40", "--seed", "3",
-            "--passes", "20", "--clean", "--similar", str(similar), "--base", str(base), "--controls", "15",
-            "--lr", "5e-3", "--threads", "2", "--cache", str(cache), "--out", str(models),
+            "--passes", "20", "--clean", "--clean-as", "10", "--similar", str(similar), "--base", str(base),
+            "--controls", "15", "--lr", "5e-3", "--threads", "2", "--cache", str(cache), "--out", str(models),
         ]
     )  # fmt: skip
     folder = models / "gsm8k-seed3"
     split = json.loads((folder / "split.json").read_text())
     assert len(split["leaked"]) == len(split["held_out"]) == 20
     assert not set(split["leaked"]) & set(split["held_out"])
-    for name in ("leak-20", "clean-similar"):
+    for name, passes in (("leak-20", 20), ("clean-similar", 10)):  # the clean model: --clean-as 10
         training = json.loads((folder / name / "training.json").read_text())
-        assert training["base"] == str(base) and training["steps"] == 20 * 3  # 20 texts, batches of 8
+        assert training["base"] == str(base) and training["steps"] == passes * 3  # 20 texts, batches of 8
 
     validate.main(
         [
@@ -67,6 +69,23 @@ def test_contaminate_then_validate_on_a_tiny_model(tmp_path):
     table = (out / "gsm8k-seed3.md").read_text()
     assert "### Setting: reference (reference: the base model" in table and "| leak-20 | **yes** |" in table
 
+    # The analyses of saved audits: p-values on subsets of the questions, and held-out flags.
+    capsys.readouterr()  # what the scripts above printed
+    assert json.loads((out / "gsm8k-seed3.split.json").read_text()) == split  # beside the reports
+    sizes_args = ["--sizes", "30", "100", "--draws", "3", "--tables", str(cache)]
+    sample_size.main([str(out / "gsm8k-seed3"), *sizes_args])
+    rows = [line.split(" | ") for line in capsys.readouterr().out.splitlines()[2:]]
+    names = ("base", "clean-similar", "leak-20")
+    audits = {f"gsm8k-seed3/{s}-{m}" for s in ("default", "reference") for m in names}
+    assert {row[0].removeprefix("| ") for row in rows} == audits
+    sizes = [row[1] for row in rows if row[0].endswith("reference-leak-20")]
+    assert sizes[0] == "30" and sizes[1].endswith(" (all)") and len(sizes) == 2  # 100: more than there are
+    for row in rows:  # every audit: on 30 questions, and on all of them as run
+        expected = "100% caught at 0.001" if "leak" in row[0] and "(all)" in row[1] else "at 0.05"
+        assert expected in row[3] or ("leak" in row[0] and "(all)" not in row[1]), row
+    flag_overlap.main([str(out / "gsm8k-seed3"), "--test", "zlib", "--setting", "reference"])
+    overlap = capsys.readouterr().out
+    assert overlap.startswith("base model: ") and "\n| leak-20 | " in overlap and " of 20 (" in overlap
     controls = [json.loads(line) for line in (folder / "control.jsonl").read_text().splitlines()]
     drawn = {json.loads(line)["question"] for line in (folder / "questions.jsonl").read_text().splitlines()}
     assert len(controls) == 15 and not drawn & {c["question"] for c in controls}  # never drawn, never trained
