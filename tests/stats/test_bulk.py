@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from contamcheck.pipeline.assemble import MINORITY_BULK
+from contamcheck.stats import bulk
 from contamcheck.stats.bulk import (
     TAIL_BEYOND,
     bulk_tail_test,
@@ -144,6 +145,28 @@ def test_the_floor_of_a_large_audit_is_tiny_but_never_zero():
     outcome = bulk_tail_test(np.random.default_rng(6).normal(size=600), SIMULATIONS)
     assert 0 < outcome.min_attainable_p < 1e-100
     assert outcome.p_value > 0.001
+
+
+def test_a_small_tail_is_caught_though_its_flags_replace_the_chance_ones():
+    # 10% of 200 or 5% of 1000 questions 4 SDs up: the crossing leaves almost no chance flags, so a
+    # plain count equals the expected rate (p = 0.01-0.99 before flag_statistic); counted against
+    # the bulk's own chance share, far beyond chance.
+    for n, share in ((200, 0.10), (1000, 0.05)):
+        for seed in range(3):
+            values = np.random.default_rng(seed).normal(size=n)
+            values[: int(share * n)] += 4
+            outcome = bulk_tail_test(values, SIMULATIONS)
+            assert outcome.fit.components == 2 and outcome.p_value < 1e-4, (n, seed)
+
+
+def test_a_tail_must_hold_more_than_one_percent_of_the_questions(monkeypatch):
+    # A bulk a little off normal puts 1% more of 1000 questions above the threshold: not a tail,
+    # though without the margin the count alone would reach p < 0.05.
+    values = np.random.default_rng(1).normal(size=1000)
+    values[:12] = 2.3
+    assert bulk_tail_test(values, SIMULATIONS).p_value > 0.3
+    monkeypatch.setattr(bulk, "MIN_TAIL_SHARE", 0.0)
+    assert bulk_tail_test(values, SIMULATIONS).p_value < 0.05
 
 
 def test_the_null_table_is_kept_in_the_cache_folder_and_read_back(tmp_path):

@@ -18,7 +18,9 @@ So likelihood tests compare each question's own score with the *bulk* of the ben
   (the two weighted densities cross), if that lies higher (``BulkFit.crossing``);
 * the p-value of the flag count comes from the same procedure run on samples from the fitted
   single normal (a parametric bootstrap, vectorised): how often does a benchmark with no tail
-  produce as many flags?
+  produce as many flags? The count takes the bulk's own chance flags at the expected rate
+  (``flag_statistic``: above a crossing they shrink, and a small tail's flags would only replace
+  them), and only flags beyond 1% of the questions count (``MIN_TAIL_SHARE``).
 
 The null assumes the bulk is roughly normal. A benchmark whose scores have two bumps for another
 reason (two kinds of question) would look like a tail. The report counts the twins above the
@@ -50,6 +52,13 @@ MIN_BULK_SHARE = 0.3
 # (docs/METHODS.md).
 TAIL_BEYOND = float(stats.norm.ppf(1 - EXPECTED_RATE))
 ENOUGH_HITS = 20  # simulated counts at least as large as the observed one, to trust their share
+# The p-value counts only flags beyond 1% of the questions: no real bulk is exactly normal, and at
+# a thousand questions the null's count is tight enough (SD 5 of 1294) that a shape a little off
+# reads as a tail. Measured: a model fine-tuned on similar maths text, never GSM8K, audited on all
+# 1294 GSM8K questions with the base as reference, flagged 6.6% with Min-K% (tail p = 0.008), and
+# its twins lay above the same threshold at 6.3%: the shape, not memory (docs/VALIDATION.md, "How
+# many questions"). At 200 questions the margin is 2 flags.
+MIN_TAIL_SHARE = 0.01
 
 
 @dataclass(frozen=True)
@@ -227,7 +236,29 @@ def threshold_of(fit: BulkFit, expected_rate: float = EXPECTED_RATE) -> float:
     return float(thresholds(fit.centre, fit.scale, crossing, expected_rate))
 
 
-TABLE_VERSION = 3  # bump when the procedure changes, so stored tables are not reused
+TABLE_VERSION = 4  # bump when the procedure changes, so stored tables are not reused
+
+
+def flag_statistic(
+    flagged: np.ndarray | int,
+    n: int,
+    share: np.ndarray | float,
+    centre: np.ndarray | float,
+    scale: np.ndarray | float,
+    threshold: np.ndarray | float,
+    expected_rate: float = EXPECTED_RATE,
+) -> np.ndarray:
+    """The flag count, with the bulk's own chance flags counted at the expected rate.
+
+    Without a tail the threshold is the null's (1 - expected rate) quantile and this is the count.
+    Where a tail was found, the threshold moves up to the crossing and the bulk above it shrinks
+    (to under 1% of the questions, say): the tail's flags then stand in for the chance flags they
+    displaced, and a plain count of a 5% tail reads like no tail at all (p = 0.95 on simulated
+    benchmarks with 5% of the questions 4 SDs up). So the bulk's expected share above the threshold
+    is swapped for the expected rate, on the observed and the simulated counts alike.
+    """
+    by_chance = stats.norm.sf((np.asarray(threshold) - centre) / scale)
+    return np.asarray(flagged) + np.rint(n * (expected_rate - np.asarray(share) * by_chance)).astype(int)
 
 
 def null_flag_counts(
@@ -265,8 +296,10 @@ def _simulated_counts(n: int, simulations: int, expected_rate: float, seed: int)
     counts = []
     for start in range(0, simulations, chunk):
         sample = rng.standard_normal((min(chunk, simulations - start), n))
-        centre, scale, _, _, crossing = _fit(sample)
-        counts.append((sample > thresholds(centre, scale, crossing, expected_rate)[:, None]).sum(axis=1))
+        centre, scale, share, _, crossing = _fit(sample)
+        cut = thresholds(centre, scale, crossing, expected_rate)
+        flagged = (sample > cut[:, None]).sum(axis=1)
+        counts.append(flag_statistic(flagged, n, share, centre, scale, cut, expected_rate))
     return np.sort(np.concatenate(counts))
 
 
@@ -290,7 +323,11 @@ def bulk_tail_test(
     flags = values > threshold
     observed = int(flags.sum())
     counts = null_flag_counts(len(values), simulations, expected_rate, seed, tables)
-    p_value, min_p = _tail_probability(counts, observed, len(values))
+    margin = int(MIN_TAIL_SHARE * len(values))
+    statistic = int(
+        flag_statistic(observed, len(values), fit.bulk_share, fit.centre, fit.scale, threshold, expected_rate)
+    )
+    p_value, min_p = _tail_probability(counts, statistic - margin, len(values), margin)
     low, _ = wilson_interval(observed, len(values))
     # The bulk's own share above the threshold: the expected rate, or less above a higher crossing.
     by_chance = float(stats.norm.sf((threshold - fit.centre) / fit.scale))
@@ -305,8 +342,9 @@ def bulk_tail_test(
     )
 
 
-def _tail_probability(counts: np.ndarray, observed: int, n: int) -> tuple[float, float]:
-    """P(count >= observed) under the simulated null, and the smallest p this n allows.
+def _tail_probability(counts: np.ndarray, observed: int, n: int, margin: int = 0) -> tuple[float, float]:
+    """P(count >= observed) under the simulated null, and the smallest p this n allows (all n
+    flagged, less the margin taken off the observed count).
 
     Where the simulations have at least ``ENOUGH_HITS`` counts as large, their share is the
     p-value. Beyond them, a beta-binomial fitted to the simulated counts by moments (the flag count
@@ -317,7 +355,7 @@ def _tail_probability(counts: np.ndarray, observed: int, n: int) -> tuple[float,
     law = _beta_binomial(counts, n)
     # floored at the smallest positive float: at a few hundred questions the far tail underflows,
     # and a floor of 0 would read as "no floor known"
-    min_p = float(max(law.sf(n - 1), np.finfo(float).tiny))
+    min_p = float(max(law.sf(n - margin - 1), np.finfo(float).tiny))
     if hits >= ENOUGH_HITS:
         return (hits + 1) / (len(counts) + 1), min_p
     return float(max(law.sf(observed - 1), np.finfo(float).tiny)), min_p
