@@ -1,21 +1,20 @@
-"""How does a likelihood test's p-value grow with the number of questions audited? Measure.
+"""How do an audit's likelihood tests and verdict change with the number of questions? Measure.
 
 One pass over half a benchmark lifts the leaked questions a little (AUROC 0.85-0.93 against the
-held-out half with a reference) but leaves no tail apart from the bulk, so at 200 questions no test
-reaches p < 0.001 (docs/VALIDATION.md). The spread test against the twins gains power with the
-number of questions; whether enough, and from how many, is what this measures.
+held-out half with a reference), and at 200 questions no test reaches p < 0.001
+(docs/VALIDATION.md). Tests gain power with the number of questions, and so does any small flaw in
+their nulls; how much of each, and from how many questions, is what this measures.
 
-It reads saved audits (``validate.py``'s JSON reports, one folder per split) of a split with many
-questions, and for every likelihood test and every size in ``--sizes`` draws ``--draws`` random
-subsets of the questions and computes the test's p-value on each as the product does: the bulk
-null's tail count, and with a reference also the spread test against the first twins, twice the
-smaller. The last row of each audit is all its questions, one draw: the audit as run. No model is
-needed.
+It reads saved audits (``validate.py``'s JSON reports, one folder per split, the split's file
+beside it) and for every size in ``--sizes`` draws ``--draws`` random subsets of the questions and
+computes each likelihood test's result on each as the product does (the bulk null's tail count,
+and with a reference also the spread test against the first twins, twice the smaller p), then the
+verdict by the product's rule, the audit's other tests (completion, ...) as they were run. The
+last row of each audit is all its questions, one draw: the audit as run. No model is needed.
 
-Per audit and size it prints, for each test, the median p over the draws (and, where the bulk's
-fit found a second component, a tail, in how many draws), and for the audit the share of draws in
-which its best test is significant after Holm's correction for the tests run (p x tests < alpha:
-"caught") and, for a model that never saw the questions, at 0.05 ("a false alarm at the 5% level").
+Per audit and size it prints, for each likelihood test, the median p over the draws (and, where
+the bulk's fit found a second component, a tail, in how many draws), and the share of draws for
+each verdict. "(saw)" marks a model that saw some of these questions.
 
     python experiments/sample_size.py docs/validation/sample-size/gsm8k-seed3 --sizes 100 200 300 400
 """
@@ -23,6 +22,8 @@ which its best test is significant after Holm's correction for the tests run (p 
 from __future__ import annotations
 
 import argparse
+from collections import Counter
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -30,22 +31,38 @@ from reanalyse import scores_of, split_of
 
 from contamcheck import Report
 from contamcheck.pipeline.runners import BULK_SIMULATIONS
+from contamcheck.stats import judge
 from contamcheck.stats.bulk import bulk_tail_test
+from contamcheck.stats.flags import EXPECTED_RATE
 from contamcheck.stats.spread import spread_test, with_spread
+from contamcheck.stats.verdict import VERDICT_LABELS
 
 
-def p_value(
-    x: np.ndarray, twins: np.ndarray | None, swaps: int, seed: int, tables: Path
-) -> tuple[float, bool]:
-    """The product's p-value for a likelihood test on these scores (see ``pipeline/runners.py``),
-    and whether the bulk's fit found a tail (a second component)."""
+@dataclass(frozen=True)
+class Outcome:
+    """A likelihood test on a subset of the questions, as the verdict rule reads it."""
+
+    name: str
+    p_value: float
+    min_attainable_p: float
+    flag_rate: float
+    tail_fitted: bool
+    kind: str = "bulk"
+    calibrated: bool = True
+    expected_rate: float = EXPECTED_RATE
+
+
+def outcome(
+    name: str, x: np.ndarray, twins: np.ndarray | None, swaps: int, seed: int, tables: Path
+) -> Outcome:
+    """The product's result for a likelihood test on these scores (see ``pipeline/runners.py``)."""
     tail = bulk_tail_test(x, BULK_SIMULATIONS, tables=tables)
-    found = tail.fit.components > 1
-    if twins is None:
-        return tail.p_value, found
-    paired = np.isfinite(twins)
-    spread = spread_test(x[paired], twins[paired], swaps, seed)
-    return with_spread(tail.p_value, tail.min_attainable_p, spread)[0], found
+    p, floor = tail.p_value, tail.min_attainable_p
+    if twins is not None:
+        paired = np.isfinite(twins)
+        spread = spread_test(x[paired], twins[paired], swaps, seed)
+        p, floor = with_spread(p, floor, spread)
+    return Outcome(name, p, floor, float(np.mean(tail.flags)), tail.fit.components > 1)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -57,7 +74,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--draws", type=int, default=20)
     parser.add_argument("--tables", type=Path, default=Path("experiments/runs/cache/tables"))
     args = parser.parse_args(argv)
-    print("| audit | questions | median p per test | best test significant after Holm, share of draws |")
+    print("| audit | questions | median p per test | verdict, share of draws |")
     print("|---|---|---|---|")
     for folder in args.folders:
         split = split_of(folder)
@@ -67,39 +84,50 @@ def main(argv: list[str] | None = None) -> None:
             tests = [r for r in report.tests if r.kind == "bulk" and r.null is not None]
             if not tests:
                 continue
-            alpha, swaps = report.settings.alpha, report.settings.permutations
+            others = [r for r in report.tests if r not in tests]  # as run: completion, guided, ...
+            swaps = report.settings.permutations
             with_reference = report.reference.status == "used"
             scored = [scores_of(report, result) for result in tests]
             ids = sorted(set.intersection(*(set(s[0]) for s in scored)))
-            # never seen: a model with no leaked question among these, or the base itself
-            seen_any = any(i in leaked for i in ids) and "leak" in path.stem
-            bar = alpha if seen_any else 0.05
             rng = np.random.default_rng(0)
             for size in [s for s in args.sizes if s < len(ids)] + [len(ids)]:
                 draws = 1 if size == len(ids) else args.draws
-                ps = np.empty((draws, len(tests)))
-                tails = np.zeros((draws, len(tests)), dtype=bool)
-                for d in range(draws):
+                results: list[list[Outcome]] = []
+                verdicts: Counter[str] = Counter()
+                for _ in range(draws):
                     chosen = set(rng.choice(ids, size, replace=False)) if draws > 1 else set(ids)
-                    for t, (test_ids, _, x, twins) in enumerate(scored):
+                    drawn = []
+                    for result, (test_ids, _, x, twins) in zip(tests, scored, strict=True):
                         keep = np.array([i in chosen for i in test_ids])
-                        ps[d, t], tails[d, t] = p_value(
-                            x[keep],
-                            twins[keep] if with_reference else None,
-                            swaps,
-                            report.settings.seed,
-                            args.tables,
+                        drawn.append(
+                            outcome(
+                                result.name,
+                                x[keep],
+                                twins[keep] if with_reference else None,
+                                swaps,
+                                report.settings.seed,
+                                args.tables,
+                            )
                         )
-                medians = ", ".join(
-                    f"{r.name} {np.median(ps[:, t]):.2g}"
-                    + (f" (tail fitted in {np.mean(tails[:, t]):.0%})" if tails[:, t].any() else "")
-                    for t, r in enumerate(tests)
+                    results.append(drawn)
+                    verdicts[judge([*drawn, *others], report.settings.alpha).code] += 1
+                medians = []
+                for t, result in enumerate(tests):
+                    ps = [r[t].p_value for r in results]
+                    fitted = np.mean([r[t].tail_fitted for r in results])
+                    medians.append(
+                        f"{result.name} {np.median(ps):.2g}"
+                        + (f" (tail fitted in {fitted:.0%})" if fitted else "")
+                    )
+                shares = ", ".join(
+                    f"{VERDICT_LABELS[code].lower()} {verdicts[code] / draws:.0%}"
+                    for code in ("likely", "evidence", "clean", "inconclusive")
+                    if verdicts[code]
                 )
-                hits = float(np.mean(ps.min(axis=1) * len(report.tests) < bar))
-                what = f"caught at {alpha:g}" if seen_any else "false alarm at 0.05"
+                seen = "leak" in path.stem and any(i in leaked for i in ids)
                 print(
-                    f"| {folder.name}/{path.stem} | {size}{'' if draws > 1 else ' (all)'} | "
-                    f"{medians} | {hits:.0%} {what} |",
+                    f"| {folder.name}/{path.stem}{' (saw)' if seen else ''} | "
+                    f"{size}{'' if draws > 1 else ' (all)'} | {', '.join(medians)} | {shares} |",
                     flush=True,
                 )
 

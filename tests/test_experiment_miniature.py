@@ -20,6 +20,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "experiments"))
 import contaminate
 import flag_overlap
 import sample_size
+import tail_shapes
 import validate
 
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
@@ -77,12 +78,19 @@ def test_contaminate_then_validate_on_a_tiny_model(tmp_path, capsys):
     rows = [line.split(" | ") for line in capsys.readouterr().out.splitlines()[2:]]
     names = ("base", "clean-similar", "leak-20")
     audits = {f"gsm8k-seed3/{s}-{m}" for s in ("default", "reference") for m in names}
-    assert {row[0].removeprefix("| ") for row in rows} == audits
-    sizes = [row[1] for row in rows if row[0].endswith("reference-leak-20")]
+    assert {row[0].removeprefix("| ").removesuffix(" (saw)") for row in rows} == audits
+    assert all(row[0].endswith(" (saw)") == ("leak" in row[0]) for row in rows)
+    sizes = [row[1] for row in rows if "reference-leak-20" in row[0]]
     assert sizes[0] == "30" and sizes[1].endswith(" (all)") and len(sizes) == 2  # 100: more than there are
-    for row in rows:  # every audit: on 30 questions, and on all of them as run
-        expected = "100% caught at 0.001" if "leak" in row[0] and "(all)" in row[1] else "at 0.05"
-        assert expected in row[3] or ("leak" in row[0] and "(all)" not in row[1]), row
+    for row in rows:  # on all the questions, the verdict the audit gave, from the scores alone
+        if row[1].endswith(" (all)"):
+            setting, model = row[0].removeprefix("| gsm8k-seed3/").removesuffix(" (saw)").split("-", 1)
+            label = results["settings"][setting][model]["verdict_label"]
+            assert row[3] == f"{label.lower()} 100% |", row
+    tail_shapes.main([str(out / "gsm8k-seed3")])
+    shapes = capsys.readouterr().out.splitlines()
+    assert any(line.startswith("| gsm8k-seed3/reference-leak-20 | zlib |") for line in shapes), shapes
+    assert not any("base" in line or "clean" in line for line in shapes[2:]), shapes
     flag_overlap.main([str(out / "gsm8k-seed3"), "--test", "zlib", "--setting", "reference"])
     overlap = capsys.readouterr().out
     assert overlap.startswith("base model: ") and "\n| leak-20 | " in overlap and " of 20 (" in overlap
