@@ -6,6 +6,7 @@ import re
 
 from contamcheck import Report
 from contamcheck.backends.packaged import PACKAGED
+from contamcheck.benchmarks import Item
 from contamcheck.controls import Controls
 from contamcheck.pipeline import assemble
 from contamcheck.report.model import ReferenceInfo
@@ -89,3 +90,26 @@ def test_an_unreachable_reference_says_how_to_calibrate_offline(twin_report: Rep
             "--reference pkg:" in n
             for n in assemble.caveats(twin_report.tests, chosen, Controls(kind="twins", items=()))
         )
+
+
+MORE = "To settle it, run again with -n"
+
+
+def test_some_evidence_with_a_reference_asks_for_more_questions(twin_report: Report) -> None:
+    used = ReferenceInfo(status="used", requested="pkg:base")
+    sample = tuple(Item(str(i), f"question {i}", i) for i in range(200))
+    some_of = Controls(kind="twins", items=sample, testable=1294)
+
+    def notes(bulk: str, reference: ReferenceInfo = used, controls: Controls = some_of) -> list[str]:
+        tests = [r.model_copy(update={"status": bulk}) if r.kind == "bulk" else r for r in twin_report.tests]
+        tests = [r.model_copy(update={"status": "pass"}) if r.kind != "bulk" else r for r in tests]
+        return [n for n in assemble.caveats(tests, reference, controls) if MORE in n]
+
+    (note,) = notes("warn")
+    assert "on 200 of the benchmark's 1294 usable questions" in note and "-n 1294;" in note
+    assert "min-k" in note
+    assert notes("pass") == [] and notes("fail") == []  # nothing to settle, or settled already
+    no_reference = ReferenceInfo(status="none", requested="none")
+    assert notes("warn", no_reference) == []  # measured: without one, more questions did not help
+    everything = Controls(kind="twins", items=sample, testable=200)
+    assert notes("warn", controls=everything) == []  # there are no more questions

@@ -9,6 +9,7 @@ from .. import __version__
 from ..benchmarks import Benchmark
 from ..controls import Controls
 from ..evidence.engine import EngineStats, EvidenceEngine
+from ..report.advice import more_questions_caveat
 from ..report.model import ControlInfo, EvidenceUse, ReferenceInfo, TestResult
 from ..stats.verdict import listed
 
@@ -98,6 +99,9 @@ def caveats(results: list[TestResult], reference: ReferenceInfo, controls: Contr
             "A single exposure to a question leaves little trace; repeated exposure is what "
             "these tests catch reliably."
         )
+    more = more_questions_caveat(results, reference, len(controls.items), controls.testable)
+    if more:
+        notes.append(more)
     return notes
 
 

@@ -6,6 +6,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.text import Text
 
+from .advice import more_questions_caveat
 from .model import Report, TestResult
 
 MARKS = {
@@ -108,6 +109,9 @@ def render(report: Report, console: Console) -> None:
     verdict = report.verdict
     console.print(Text.assemble((verdict.label, VERDICT_STYLES[verdict.code]), " — ", verdict.explanation))
     console.print(Text(index_line(report), style="dim"))
+    more = more_questions_caveat(report.tests, report.reference, report.sample.tested, report.sample.testable)
+    if more:
+        console.print(Text.assemble(("Next: ", "bold"), more))
     for warning in report.warnings:
         console.print(f"[yellow]warning:[/] {escape(warning)}")
     console.print()

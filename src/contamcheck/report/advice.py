@@ -1,0 +1,33 @@
+"""Advice a report gives from its own results: what would settle an unsettled audit.
+
+Pure functions of the report model, so the terminal can say them for a saved report too.
+"""
+
+from __future__ import annotations
+
+from ..stats.verdict import listed
+from .model import ReferenceInfo, TestResult
+
+
+def more_questions_caveat(
+    results: list[TestResult], reference: ReferenceInfo, tested: int, testable: int
+) -> str | None:
+    """With a reference, a likelihood test short of "likely" may settle on more questions: say so.
+
+    Measured (docs/VALIDATION.md, "How many questions?"): one pass over half of 600 GSM8K questions,
+    with the base as reference, read "some evidence" in 80% of 200-question subsets and "likely
+    contaminated" in 60% of 400-question ones and as a whole; without a reference no size helped,
+    so the note is only given with one. The terminal report prints it too, as the next step.
+    """
+    unsettled = [r.name for r in results if r.kind == "bulk" and r.status == "warn"]
+    if reference.status != "used" or not unsettled or tested >= testable:
+        return None
+    if any(r.status == "fail" for r in results):
+        return None
+    return (
+        f"{listed(unsettled)} went beyond chance on {tested} of the benchmark's {testable} usable "
+        "questions. With a reference these tests gain power with the questions: in our validation a "
+        "model that saw half of a GSM8K sample once read 'some evidence' in most 200-question audits "
+        "and 'likely contaminated' in most of 400 or more (docs/VALIDATION.md, \"How many "
+        f"questions?\"). To settle it, run again with -n {testable}; the cache keeps this run's work."
+    )
