@@ -24,7 +24,7 @@ from contamcheck import Report
 from contamcheck.pipeline.runners import BULK_SIMULATIONS
 from contamcheck.report.model import TestResult
 from contamcheck.stats import judge
-from contamcheck.stats.bulk import bulk_tail_test
+from contamcheck.stats.bulk import BulkOutcome, bulk_tail_test
 from contamcheck.stats.index import evidence_index
 from contamcheck.stats.spread import spread_test, with_spread
 
@@ -44,6 +44,19 @@ def scores_of(report: Report, result: TestResult) -> tuple[list[str], list[bool]
             entry.twin_scores[0] if entry.twin_scores and entry.twin_scores[0] is not None else np.nan
         )
     return ids, flags, np.array(values), np.array(twins)
+
+
+def rejudged(
+    report: Report, x: np.ndarray, twins: np.ndarray, tables: Path | None = None
+) -> tuple[BulkOutcome, float, float]:
+    """The product's bulk test on these scores, its p-value and the smallest it allows: with a
+    reference, the spread test against the first twins beside the tail count (``pipeline/runners.py``)."""
+    now = bulk_tail_test(x, BULK_SIMULATIONS, tables=tables)
+    if report.reference.status != "used":
+        return now, now.p_value, now.min_attainable_p
+    paired = np.isfinite(twins)  # as the product: the questions with a scored twin
+    spread = spread_test(x[paired], twins[paired], report.settings.permutations, report.settings.seed)
+    return now, *with_spread(now.p_value, now.min_attainable_p, spread)
 
 
 def halves(ids: list[str], flags: list[bool], split: dict[str, list[str]] | None) -> str:
@@ -73,14 +86,7 @@ def main() -> None:
                 if result.kind != "bulk" or result.null is None:
                     continue
                 ids, flags_then, x, twins = scores_of(report, result)
-                now = bulk_tail_test(x, BULK_SIMULATIONS)
-                p_now, min_p_now = now.p_value, now.min_attainable_p
-                if report.reference.status == "used":  # the spread test beside the tail count
-                    paired = np.isfinite(twins)  # as the product: the questions with a scored twin
-                    spread = spread_test(
-                        x[paired], twins[paired], report.settings.permutations, report.settings.seed
-                    )
-                    p_now, min_p_now = with_spread(now.p_value, now.min_attainable_p, spread)
+                now, p_now, min_p_now = rejudged(report, x, twins)
                 flagged = int(now.flags.sum())
                 changed = flagged != result.n_flagged
                 mark = " **changed**" if changed else ""

@@ -27,14 +27,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-from reanalyse import scores_of, split_of
+from reanalyse import rejudged, scores_of, split_of
 
 from contamcheck import Report
-from contamcheck.pipeline.runners import BULK_SIMULATIONS
 from contamcheck.stats import judge
-from contamcheck.stats.bulk import bulk_tail_test
 from contamcheck.stats.flags import EXPECTED_RATE
-from contamcheck.stats.spread import spread_test, with_spread
 from contamcheck.stats.verdict import VERDICT_LABELS
 
 
@@ -52,16 +49,9 @@ class Outcome:
     expected_rate: float = EXPECTED_RATE
 
 
-def outcome(
-    name: str, x: np.ndarray, twins: np.ndarray | None, swaps: int, seed: int, tables: Path
-) -> Outcome:
-    """The product's result for a likelihood test on these scores (see ``pipeline/runners.py``)."""
-    tail = bulk_tail_test(x, BULK_SIMULATIONS, tables=tables)
-    p, floor = tail.p_value, tail.min_attainable_p
-    if twins is not None:
-        paired = np.isfinite(twins)
-        spread = spread_test(x[paired], twins[paired], swaps, seed)
-        p, floor = with_spread(p, floor, spread)
+def outcome(name: str, report: Report, x: np.ndarray, twins: np.ndarray, tables: Path) -> Outcome:
+    """The product's result for a likelihood test on these scores (``reanalyse.rejudged``)."""
+    tail, p, floor = rejudged(report, x, twins, tables)
     return Outcome(name, p, floor, float(np.mean(tail.flags)), tail.fit.components > 1)
 
 
@@ -85,8 +75,6 @@ def main(argv: list[str] | None = None) -> None:
             if not tests:
                 continue
             others = [r for r in report.tests if r not in tests]  # as run: completion, guided, ...
-            swaps = report.settings.permutations
-            with_reference = report.reference.status == "used"
             scored = [scores_of(report, result) for result in tests]
             ids = sorted(set.intersection(*(set(s[0]) for s in scored)))
             rng = np.random.default_rng(0)
@@ -99,16 +87,7 @@ def main(argv: list[str] | None = None) -> None:
                     drawn = []
                     for result, (test_ids, _, x, twins) in zip(tests, scored, strict=True):
                         keep = np.array([i in chosen for i in test_ids])
-                        drawn.append(
-                            outcome(
-                                result.name,
-                                x[keep],
-                                twins[keep] if with_reference else None,
-                                swaps,
-                                report.settings.seed,
-                                args.tables,
-                            )
-                        )
+                        drawn.append(outcome(result.name, report, x[keep], twins[keep], args.tables))
                     results.append(drawn)
                     verdicts[judge([*drawn, *others], report.settings.alpha).code] += 1
                 medians = []

@@ -149,7 +149,7 @@ def test_the_floor_of_a_large_audit_is_tiny_but_never_zero():
 
 def test_a_small_tail_is_caught_though_its_flags_replace_the_chance_ones():
     # 10% of 200 or 5% of 1000 questions 4 SDs up: the crossing leaves almost no chance flags, so a
-    # plain count equals the expected rate (p = 0.01-0.99 before flag_statistic); counted against
+    # plain count equals the expected rate (p = 0.002-0.99 before flag_statistic); counted against
     # the bulk's own chance share, far beyond chance.
     for n, share in ((200, 0.10), (1000, 0.05)):
         for seed in range(3):

@@ -20,9 +20,8 @@ def more_questions_caveat(
     so the note is only given with one. The terminal report prints it too, as the next step.
     """
     unsettled = [r.name for r in results if r.kind == "bulk" and r.status == "warn"]
-    if reference.status != "used" or not unsettled or tested >= testable:
-        return None
-    if any(r.status == "fail" for r in results):
+    settled = any(r.status == "fail" for r in results)
+    if reference.status != "used" or not unsettled or settled or tested >= testable:
         return None
     return (
         f"{listed(unsettled)} went beyond chance on {tested} of the benchmark's {testable} usable "

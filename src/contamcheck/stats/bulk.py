@@ -239,13 +239,18 @@ def threshold_of(fit: BulkFit, expected_rate: float = EXPECTED_RATE) -> float:
 TABLE_VERSION = 4  # bump when the procedure changes, so stored tables are not reused
 
 
+def chance_share(
+    threshold: np.ndarray | float, centre: np.ndarray | float, scale: np.ndarray | float
+) -> np.ndarray:
+    """The bulk's own share above the threshold: the expected rate, or less above a higher crossing."""
+    return np.asarray(stats.norm.sf((np.asarray(threshold) - centre) / scale))
+
+
 def flag_statistic(
     flagged: np.ndarray | int,
     n: int,
     share: np.ndarray | float,
-    centre: np.ndarray | float,
-    scale: np.ndarray | float,
-    threshold: np.ndarray | float,
+    by_chance: np.ndarray | float,
     expected_rate: float = EXPECTED_RATE,
 ) -> np.ndarray:
     """The flag count, with the bulk's own chance flags counted at the expected rate.
@@ -257,7 +262,6 @@ def flag_statistic(
     benchmarks with 5% of the questions 4 SDs up). So the bulk's expected share above the threshold
     is swapped for the expected rate, on the observed and the simulated counts alike.
     """
-    by_chance = stats.norm.sf((np.asarray(threshold) - centre) / scale)
     return np.asarray(flagged) + np.rint(n * (expected_rate - np.asarray(share) * by_chance)).astype(int)
 
 
@@ -299,7 +303,8 @@ def _simulated_counts(n: int, simulations: int, expected_rate: float, seed: int)
         centre, scale, share, _, crossing = _fit(sample)
         cut = thresholds(centre, scale, crossing, expected_rate)
         flagged = (sample > cut[:, None]).sum(axis=1)
-        counts.append(flag_statistic(flagged, n, share, centre, scale, cut, expected_rate))
+        by_chance = chance_share(cut, centre, scale)
+        counts.append(flag_statistic(flagged, n, share, by_chance, expected_rate))
     return np.sort(np.concatenate(counts))
 
 
@@ -323,14 +328,11 @@ def bulk_tail_test(
     flags = values > threshold
     observed = int(flags.sum())
     counts = null_flag_counts(len(values), simulations, expected_rate, seed, tables)
+    by_chance = float(chance_share(threshold, fit.centre, fit.scale))
     margin = int(MIN_TAIL_SHARE * len(values))
-    statistic = int(
-        flag_statistic(observed, len(values), fit.bulk_share, fit.centre, fit.scale, threshold, expected_rate)
-    )
+    statistic = int(flag_statistic(observed, len(values), fit.bulk_share, by_chance, expected_rate))
     p_value, min_p = _tail_probability(counts, statistic - margin, len(values), margin)
     low, _ = wilson_interval(observed, len(values))
-    # The bulk's own share above the threshold: the expected rate, or less above a higher crossing.
-    by_chance = float(stats.norm.sf((threshold - fit.centre) / fit.scale))
     return BulkOutcome(
         threshold=threshold,
         flags=flags,
