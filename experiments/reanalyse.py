@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 
@@ -26,7 +27,7 @@ from contamcheck.report.model import TestResult
 from contamcheck.stats import judge
 from contamcheck.stats.bulk import BulkOutcome, bulk_tail_test
 from contamcheck.stats.index import evidence_index
-from contamcheck.stats.spread import spread_test, with_spread
+from contamcheck.stats.spread import SpreadOutcome, carries, spread_test, with_spread
 
 
 def scores_of(report: Report, result: TestResult) -> tuple[list[str], list[bool], np.ndarray, np.ndarray]:
@@ -46,17 +47,28 @@ def scores_of(report: Report, result: TestResult) -> tuple[list[str], list[bool]
     return ids, flags, np.array(values), np.array(twins)
 
 
-def rejudged(
-    report: Report, x: np.ndarray, twins: np.ndarray, tables: Path | None = None
-) -> tuple[BulkOutcome, float, float]:
+class Rejudged(NamedTuple):
+    tail: BulkOutcome  # the tail count
+    p_value: float  # the test's: with a reference, the tail count's and the spread test's
+    min_attainable_p: float
+    spread: SpreadOutcome | None  # with a reference
+
+    @property
+    def carried(self) -> bool:
+        """The spread test gave the p-value, with at least a small effect (``stats.spread.carries``)."""
+        spread = self.spread
+        return spread is not None and carries(self.tail.p_value, spread.p_value, spread.correlation)
+
+
+def rejudged(report: Report, x: np.ndarray, twins: np.ndarray, tables: Path | None = None) -> Rejudged:
     """The product's bulk test on these scores, its p-value and the smallest it allows: with a
     reference, the spread test against the first twins beside the tail count (``pipeline/runners.py``)."""
     now = bulk_tail_test(x, BULK_SIMULATIONS, tables=tables)
     if report.reference.status != "used":
-        return now, now.p_value, now.min_attainable_p
+        return Rejudged(now, now.p_value, now.min_attainable_p, None)
     paired = np.isfinite(twins)  # as the product: the questions with a scored twin
     spread = spread_test(x[paired], twins[paired], report.settings.permutations, report.settings.seed)
-    return now, *with_spread(now.p_value, now.min_attainable_p, spread)
+    return Rejudged(now, *with_spread(now.p_value, now.min_attainable_p, spread), spread)
 
 
 def halves(ids: list[str], flags: list[bool], split: dict[str, list[str]] | None) -> str:
@@ -86,7 +98,7 @@ def main() -> None:
                 if result.kind != "bulk" or result.null is None:
                     continue
                 ids, flags_then, x, twins = scores_of(report, result)
-                now, p_now, min_p_now = rejudged(report, x, twins)
+                now, p_now, min_p_now, spread = rejudged(report, x, twins)
                 flagged = int(now.flags.sum())
                 changed = flagged != result.n_flagged
                 mark = " **changed**" if changed else ""
@@ -97,6 +109,9 @@ def main() -> None:
                 )
                 result.n_flagged, result.flag_rate = flagged, flagged / len(x)
                 result.p_value, result.min_attainable_p = p_now, min_p_now
+                result.null.tail_p_value = now.p_value  # what the verdict's rule reads
+                result.null.spread_p_value = None if spread is None else spread.p_value
+                result.null.spread_correlation = None if spread is None else spread.correlation
             judgement = judge(report.tests, report.settings.alpha)
             for result in report.tests:
                 result.status = judgement.statuses[result.name]

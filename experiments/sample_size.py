@@ -44,6 +44,7 @@ class Outcome:
     min_attainable_p: float
     flag_rate: float
     tail_fitted: bool
+    aggregate_evidence: bool  # the spread test against the twins gave the p-value
     kind: str = "bulk"
     calibrated: bool = True
     expected_rate: float = EXPECTED_RATE
@@ -51,8 +52,16 @@ class Outcome:
 
 def outcome(name: str, report: Report, x: np.ndarray, twins: np.ndarray, tables: Path) -> Outcome:
     """The product's result for a likelihood test on these scores (``reanalyse.rejudged``)."""
-    tail, p, floor = rejudged(report, x, twins, tables)
-    return Outcome(name, p, floor, float(np.mean(tail.flags)), tail.fit.components > 1)
+    judged = rejudged(report, x, twins, tables)
+    tail = judged.tail
+    return Outcome(
+        name,
+        judged.p_value,
+        judged.min_attainable_p,
+        float(np.mean(tail.flags)),
+        tail.fit.components > 1,
+        judged.carried,
+    )
 
 
 def main(argv: list[str] | None = None) -> None:

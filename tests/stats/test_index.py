@@ -17,6 +17,11 @@ class Result:
     flag_rate: float | None = 0.05
     kind: str = "paired"
     expected_rate: float = 0.05
+    spread_carried: bool = False  # a bulk test whose p-value the spread test against the twins gave
+
+    @property
+    def aggregate_evidence(self) -> bool:
+        return self.kind == "aggregate" or self.spread_carried
 
 
 def test_clean_is_zero_and_low():
@@ -51,3 +56,11 @@ def test_likely_is_at_least_moderate():
 def test_inconclusive_has_no_index():
     index = evidence_index([Result("completion")], "inconclusive")
     assert index.value is None and index.band == "n/a"
+
+
+def test_a_failing_whole_benchmark_statistic_counts_as_an_aggregate_test():
+    spread = Result("min-k", "fail", flag_rate=0.045, kind="bulk", spread_carried=True)
+    carried = evidence_index([spread], "likely")
+    counted = evidence_index([Result("min-k", "fail", flag_rate=0.045, kind="bulk")], "likely")
+    assert carried.value == pytest.approx(0.8)  # not read off a flag rate the tail count made
+    assert counted.value == pytest.approx(0.6)

@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from contamcheck.stats.spread import spread_test
+from contamcheck.report import model
+from contamcheck.stats.spread import SMALL_EFFECT, carries, spread_test
 
 
 def clean_pairs(rng: np.random.Generator, n: int, shift: float) -> tuple[np.ndarray, np.ndarray]:
@@ -63,3 +64,25 @@ def test_identical_pairs_give_no_evidence_and_bad_shapes_are_refused():
         spread_test(x, x[:-1], swaps=10)
     with pytest.raises(ValueError, match="finite"):
         spread_test(x, np.where(x > 0.5, np.nan, x), swaps=10)
+
+
+def test_the_spread_test_carries_a_result_only_when_it_gave_the_p_value_with_a_small_effect():
+    assert carries(tail_p=0.7, spread_p=3e-5, correlation=0.42)
+    assert not carries(tail_p=1e-80, spread_p=3e-5, correlation=0.42)  # the tail count gave it
+    assert not carries(tail_p=0.7, spread_p=3e-5, correlation=SMALL_EFFECT / 2)  # too small to matter
+    assert not carries(tail_p=None, spread_p=3e-5, correlation=0.42)  # no reference, no spread test
+
+
+def test_a_saved_result_says_whether_the_spread_test_carried_it():
+    null = model.BulkNull(
+        centre=0.0, scale=1.0, bulk_share=1.0, components=1, tail_share_low=0.0,
+        tail_p_value=0.73, spread_correlation=0.42, spread_p_value=3.3e-5,
+    )  # fmt: skip
+    fields = dict(
+        name="min-k", title="", kind="bulk", calibrated=True, calibration="", measures="",
+        null_hypothesis="", caveat="", citation="", status="pass",
+    )  # fmt: skip
+    assert model.TestResult(**fields, null=null).aggregate_evidence
+    counted = null.model_copy(update={"tail_p_value": 1e-9})  # the tail count gave the p-value
+    assert not model.TestResult(**fields, null=counted).aggregate_evidence
+    assert not model.TestResult(**fields).aggregate_evidence

@@ -18,6 +18,11 @@ class Outcome:
     min_attainable_p: float | None = 1e-5
     kind: str = "paired"
     expected_rate: float = 0.05
+    spread_carried: bool = False  # a bulk test whose p-value the spread test against the twins gave
+
+    @property
+    def aggregate_evidence(self) -> bool:
+        return self.kind == "aggregate" or self.spread_carried
 
 
 def test_calibration_rule():
@@ -78,6 +83,15 @@ def test_skipped_tests_are_not_counted():
 def test_aggregate_test_fails_on_p_alone():
     j = judge([Outcome("canonical-order", kind="aggregate", p_value=1e-5, flag_rate=None)], alpha=0.001)
     assert j.code == "likely"
+
+
+def test_a_bulk_test_carried_by_the_spread_test_fails_on_p_alone():
+    # HumanEval, three passes over half the prompts, the base as reference: the leaked half moved as
+    # a block, 4-5% flagged, and the spread against the twins at its floor (docs/VALIDATION.md)
+    carried = Outcome("min-k", kind="bulk", p_value=6.7e-5, flag_rate=0.045, spread_carried=True)
+    counted = Outcome("min-k", kind="bulk", p_value=6.7e-5, flag_rate=0.045)
+    assert judge([carried], alpha=0.001).code == "likely"
+    assert judge([counted], alpha=0.001).code == "evidence"  # a flag count needs twice the rate
 
 
 @pytest.mark.parametrize(

@@ -11,6 +11,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from ..stats.spread import carries
+
 SCHEMA_VERSION = "1.0"
 
 Status = Literal["fail", "warn", "pass", "skipped"]
@@ -142,6 +144,15 @@ class TestResult(_Model):
     statistic: float | None = None
     shards: list[ShardResult] = Field(default_factory=list)
     null: BulkNull | None = None
+
+    @property
+    def aggregate_evidence(self) -> bool:
+        """The p-value rests on a whole-benchmark statistic, not on the flag count (for a bulk test
+        with a reference: the spread test against the twins carried it, ``stats.spread.carries``)."""
+        if self.kind == "aggregate":
+            return True
+        null = self.null
+        return null is not None and carries(null.tail_p_value, null.spread_p_value, null.spread_correlation)
 
 
 class ItemTestResult(_Model):

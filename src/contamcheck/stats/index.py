@@ -7,8 +7,9 @@ status, never its raw p-value alone, so the index cannot disagree with the verdi
 * pass (adjusted p >= 0.05): 0;
 * warn (adjusted p < 0.05, not a failure): 0.35;
 * fail (adjusted p < alpha and at least twice the expected flag rate): 0.6 + 0.4 x the excess
-  flag rate over chance, scaled so that 30 points above chance counts fully; an aggregate test
-  that fails counts 0.8.
+  flag rate over chance, scaled so that 30 points above chance counts fully; a test whose p-value
+  rests on a whole-benchmark statistic (an aggregate test, or the spread test against the twins)
+  counts 0.8 when it fails.
 
 Bands: low below 0.15, moderate from 0.15, high from 0.45. Direction follows the verdict: "no
 evidence found" gives 0 (low); "some evidence" at most 0.35 (never high); "likely contaminated" is
@@ -50,6 +51,8 @@ class Contributor(Protocol):
     def flag_rate(self) -> float | None: ...
     @property
     def expected_rate(self) -> float: ...
+    @property
+    def aggregate_evidence(self) -> bool: ...
 
 
 @dataclass(frozen=True)
@@ -72,7 +75,7 @@ class Index:
 
 def strength(result: Contributor) -> float:
     if result.status == "fail":
-        if result.kind == "aggregate" or result.flag_rate is None:
+        if result.aggregate_evidence or result.flag_rate is None:
             return 0.8
         excess = max(0.0, result.flag_rate - result.expected_rate)
         return 0.6 + 0.4 * min(1.0, excess / FULL_EXCESS)

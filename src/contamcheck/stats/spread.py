@@ -28,6 +28,10 @@ import numpy as np
 from scipy import stats
 
 CHUNK_ELEMENTS = 2_000_000  # swap samples x questions held at once
+# The least rank correlation for the spread test to count as evidence of its own in the verdict:
+# Cohen's "small" correlation, a convention, not a value fitted to our data. It binds only on
+# large benchmarks: below about 1,300 questions no smaller correlation can reach p < 0.0002.
+SMALL_EFFECT = 0.1
 
 
 @dataclass(frozen=True)
@@ -73,6 +77,15 @@ def _correlations(signs: np.ndarray, diff: np.ndarray, weighted: np.ndarray, squ
     variance = square - (signs @ diff / n) ** 2
     spread = np.sqrt(np.where(variance > 1e-12 * square, variance, np.inf))  # all equal: no correlation
     return (signs @ weighted) / (n * spread)
+
+
+def carries(tail_p: float | None, spread_p: float | None, correlation: float | None) -> bool:
+    """Whether the spread test, not the tail count, gave a bulk test its p-value, with at least a
+    small effect: the test's evidence is then a whole-benchmark statistic (as for an aggregate test),
+    and its flag rate, which the tail count makes, says nothing about how strong it is."""
+    if tail_p is None or spread_p is None or correlation is None:
+        return False
+    return spread_p <= tail_p and correlation >= SMALL_EFFECT
 
 
 def with_spread(tail_p: float, tail_min_p: float, spread: SpreadOutcome) -> tuple[float, float]:

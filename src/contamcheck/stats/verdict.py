@@ -9,7 +9,8 @@ The rule (SPEC §8), in one place:
 * p-values are Holm-adjusted: calibrated tests within the family of calibrated tests that ran,
   uncalibrated tests within the family of all tests that ran.
 * A test's status: **fail** when its adjusted p is below alpha and it flags at least twice the
-  expected rate (an aggregate test: adjusted p below alpha); **warn** when its adjusted p is below
+  expected rate (a test whose p-value rests on a whole-benchmark statistic, an aggregate test or
+  the spread test against the twins: adjusted p below alpha); **warn** when its adjusted p is below
   0.05; **pass** otherwise.
 * Verdict, first match wins: **likely contaminated** when a calibrated test fails; **inconclusive**
   when no calibrated test ran, or none that ran could reach alpha over the number of calibrated tests
@@ -65,6 +66,10 @@ class TestOutcome(Protocol):
     def flag_rate(self) -> float | None: ...
     @property
     def expected_rate(self) -> float: ...
+    @property
+    def aggregate_evidence(self) -> bool:
+        """The p-value rests on a whole-benchmark statistic, so its flag rate says nothing of its strength."""
+        ...
 
 
 @dataclass(frozen=True)
@@ -90,7 +95,7 @@ def adjust(outcomes: Sequence[TestOutcome]) -> dict[str, float]:
 def status_of(outcome: TestOutcome, p_adjusted: float | None, alpha: float) -> Status:
     if p_adjusted is None:
         return "skipped"
-    strong_enough = outcome.kind == "aggregate" or (
+    strong_enough = outcome.aggregate_evidence or (
         outcome.flag_rate is not None and outcome.flag_rate >= 2 * (outcome.expected_rate or EXPECTED_RATE)
     )
     if p_adjusted < alpha and strong_enough:
