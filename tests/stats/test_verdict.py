@@ -92,6 +92,7 @@ def test_a_bulk_test_carried_by_the_spread_test_fails_on_p_alone():
     counted = Outcome("min-k", kind="bulk", p_value=6.7e-5, flag_rate=0.045)
     assert judge([carried], alpha=0.001).code == "likely"
     assert judge([counted], alpha=0.001).code == "evidence"  # a flag count needs twice the rate
+    assert "as a whole" in judge([carried], alpha=0.001).explanation  # the flags don't say which
 
 
 @pytest.mark.parametrize(

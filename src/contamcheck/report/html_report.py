@@ -215,6 +215,11 @@ def _facts(result: TestResult) -> tuple[list[tuple[str, str]], list[tuple[str, s
         numbers.append(("Expected by chance", format_percent(result.expected_rate)))
     numbers.append(("p-value", format_p(result.p_value)))
     numbers.append(("Holm-adjusted p", format_p(result.p_adjusted)))
+    null = result.null
+    if null is not None and null.spread_p_value is not None and null.spread_correlation is not None:
+        spread = f"rank correlation {null.spread_correlation:+.2f}, p = {format_p(null.spread_p_value)}"
+        numbers.append(("Spread against the twins", spread))
+        numbers.append(("Tail count alone", f"p = {format_p(null.tail_p_value)}"))
     if result.kind != "aggregate":
         numbers.append(("Flag threshold", format_number(result.threshold)))
         median_label = "Median above controls" if result.kind == "unpaired" else "Median difference"

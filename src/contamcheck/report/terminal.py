@@ -67,6 +67,14 @@ def test_line(result: TestResult) -> str:
             f"({statistic}, {format_p(result.p_value)})"
         )
     rate = result.flag_rate or 0.0
+    null = result.null
+    if result.aggregate_evidence and null is not None and null.spread_correlation is not None:
+        # the p-value is the spread test's: say so first, or "5% flagged, 5% expected" reads as nothing
+        return (
+            f"{result.name}: the questions spread more than their twins (rank correlation "
+            f"{null.spread_correlation:+.2f}, {format_p(result.p_value)}); {rate:.0%} flagged "
+            f"({result.n_flagged}/{result.n}), {result.expected_rate:.0%} expected by chance"
+        )
     line = (
         f"{result.name}: {rate:.0%} of questions flagged ({result.n_flagged}/{result.n}) — "
         f"{result.expected_rate:.0%} expected by chance ({format_p(result.p_value)})"

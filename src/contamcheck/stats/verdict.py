@@ -112,11 +112,25 @@ def judge(outcomes: Sequence[TestOutcome], alpha: float) -> Judgement:
     calibrated = [o for o in ran if o.calibrated]
     failing = [o.name for o in calibrated if statuses[o.name] == "fail"]
     if failing:
+        # a likelihood test failed on how its questions spread against their twins, with few flags
+        as_a_whole = [
+            o.name
+            for o in calibrated
+            if statuses[o.name] == "fail" and o.kind != "aggregate" and o.aggregate_evidence
+            and (o.flag_rate or 0.0) < 2 * (o.expected_rate or EXPECTED_RATE)
+        ]  # fmt: skip
+        note = (
+            f" {listed(as_a_whole)} saw it in the benchmark as a whole (its questions spread more than "
+            "their twins, as when part of it was seen), not in single questions: the flags do not say "
+            "which questions."
+            if as_a_whole
+            else ""
+        )
         return Judgement(
             "likely",
             VERDICT_LABELS["likely"],
             f"{listed(failing)} went far beyond chance (adjusted p < {alpha:g}): "
-            "the model has probably seen these questions in training.",
+            f"the model has probably seen these questions in training.{note}",
             adjusted,
             statuses,
         )
