@@ -20,6 +20,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "experiments"))
 import contaminate
 import flag_overlap
 import sample_size
+import self_calibration
 import tail_shapes
 import validate
 
@@ -94,6 +95,13 @@ def test_contaminate_then_validate_on_a_tiny_model(tmp_path, capsys):
     flag_overlap.main([str(out / "gsm8k-seed3"), "--test", "zlib", "--setting", "reference"])
     overlap = capsys.readouterr().out
     assert overlap.startswith("base model: ") and "\n| leak-20 | " in overlap and " of 20 (" in overlap
+    leak_audit = out / "gsm8k-seed3" / "default-leak-20.json"
+    self_calibration.main([str(folder / "leak-20"), str(leak_audit), "--words", "2000"])
+    calibrations = capsys.readouterr().out.splitlines()
+    assert calibrations[0].endswith(": 20 leaked, 20 held-out questions with twins"), calibrations
+    for name in ("min-k (the audit's)", "DC-PDD", "logit lens, layer", "ReCaLL"):
+        (row,) = [line for line in calibrations if line.startswith(f"| {name}")]
+        assert 0 <= float(row.split(" | ")[-1].rstrip(" |")) <= 1, row
     controls = [json.loads(line) for line in (folder / "control.jsonl").read_text().splitlines()]
     drawn = {json.loads(line)["question"] for line in (folder / "questions.jsonl").read_text().splitlines()}
     assert len(controls) == 15 and not drawn & {c["question"] for c in controls}  # never drawn, never trained
