@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import NamedTuple
 
@@ -133,6 +134,19 @@ def split_of(folder: Path) -> dict[str, list[str]] | None:
         if path.exists():
             return json.loads(path.read_text())
     return None
+
+
+Audit = tuple[Path, Path, Report, set[str]]  # folder, file, report, the split's leaked ids
+
+
+def saved_audits(folders: Iterable[Path], pattern: str = "*.json") -> Iterator[Audit]:
+    """Each saved audit in the folders (folder, file, report) with its split's leaked ids (none
+    without a split)."""
+    for folder in folders:
+        split = split_of(folder)
+        leaked = set(split["leaked"]) if split else set()
+        for path in sorted(folder.glob(pattern)):
+            yield folder, path, Report.model_validate_json(path.read_text()), leaked
 
 
 def value(index: float | None) -> str:

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-from reanalyse import rejudged, scores_of, split_of
+from reanalyse import rejudged, saved_audits, scores_of
 
 from contamcheck import Report
 from contamcheck.stats import judge
@@ -75,49 +75,45 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     print("| audit | questions | median p per test | verdict, share of draws |")
     print("|---|---|---|---|")
-    for folder in args.folders:
-        split = split_of(folder)
-        leaked = set(split["leaked"]) if split else set()
-        for path in sorted(folder.glob("*.json")):
-            report = Report.model_validate_json(path.read_text())
-            tests = [r for r in report.tests if r.kind == "bulk" and r.null is not None]
-            if not tests:
-                continue
-            others = [r for r in report.tests if r not in tests]  # as run: completion, guided, ...
-            scored = [scores_of(report, result) for result in tests]
-            ids = sorted(set.intersection(*(set(s[0]) for s in scored)))
-            rng = np.random.default_rng(0)
-            for size in [s for s in args.sizes if s < len(ids)] + [len(ids)]:
-                draws = 1 if size == len(ids) else args.draws
-                results: list[list[Outcome]] = []
-                verdicts: Counter[str] = Counter()
-                for _ in range(draws):
-                    chosen = set(rng.choice(ids, size, replace=False)) if draws > 1 else set(ids)
-                    drawn = []
-                    for result, (test_ids, _, x, twins) in zip(tests, scored, strict=True):
-                        keep = np.array([i in chosen for i in test_ids])
-                        drawn.append(outcome(result.name, report, x[keep], twins[keep], args.tables))
-                    results.append(drawn)
-                    verdicts[judge([*drawn, *others], report.settings.alpha).code] += 1
-                medians = []
-                for t, result in enumerate(tests):
-                    ps = [r[t].p_value for r in results]
-                    fitted = np.mean([r[t].tail_fitted for r in results])
-                    medians.append(
-                        f"{result.name} {np.median(ps):.2g}"
-                        + (f" (tail fitted in {fitted:.0%})" if fitted else "")
-                    )
-                shares = ", ".join(
-                    f"{VERDICT_LABELS[code].lower()} {verdicts[code] / draws:.0%}"
-                    for code in ("likely", "evidence", "clean", "inconclusive")
-                    if verdicts[code]
+    for folder, path, report, leaked in saved_audits(args.folders):
+        tests = [r for r in report.tests if r.kind == "bulk" and r.null is not None]
+        if not tests:
+            continue
+        others = [r for r in report.tests if r not in tests]  # as run: completion, guided, ...
+        scored = [scores_of(report, result) for result in tests]
+        ids = sorted(set.intersection(*(set(s[0]) for s in scored)))
+        rng = np.random.default_rng(0)
+        for size in [s for s in args.sizes if s < len(ids)] + [len(ids)]:
+            draws = 1 if size == len(ids) else args.draws
+            results: list[list[Outcome]] = []
+            verdicts: Counter[str] = Counter()
+            for _ in range(draws):
+                chosen = set(rng.choice(ids, size, replace=False)) if draws > 1 else set(ids)
+                drawn = []
+                for result, (test_ids, _, x, twins) in zip(tests, scored, strict=True):
+                    keep = np.array([i in chosen for i in test_ids])
+                    drawn.append(outcome(result.name, report, x[keep], twins[keep], args.tables))
+                results.append(drawn)
+                verdicts[judge([*drawn, *others], report.settings.alpha).code] += 1
+            medians = []
+            for t, result in enumerate(tests):
+                ps = [r[t].p_value for r in results]
+                fitted = np.mean([r[t].tail_fitted for r in results])
+                medians.append(
+                    f"{result.name} {np.median(ps):.2g}"
+                    + (f" (tail fitted in {fitted:.0%})" if fitted else "")
                 )
-                seen = "leak" in path.stem and any(i in leaked for i in ids)
-                print(
-                    f"| {folder.name}/{path.stem}{' (saw)' if seen else ''} | "
-                    f"{size}{'' if draws > 1 else ' (all)'} | {', '.join(medians)} | {shares} |",
-                    flush=True,
-                )
+            shares = ", ".join(
+                f"{VERDICT_LABELS[code].lower()} {verdicts[code] / draws:.0%}"
+                for code in ("likely", "evidence", "clean", "inconclusive")
+                if verdicts[code]
+            )
+            seen = "leak" in path.stem and any(i in leaked for i in ids)
+            print(
+                f"| {folder.name}/{path.stem}{' (saw)' if seen else ''} | "
+                f"{size}{'' if draws > 1 else ' (all)'} | {', '.join(medians)} | {shares} |",
+                flush=True,
+            )
 
 
 if __name__ == "__main__":

@@ -26,7 +26,7 @@ from collections import Counter
 from pathlib import Path
 
 import numpy as np
-from reanalyse import scores_of, split_of
+from reanalyse import saved_audits, scores_of
 from sample_size import Outcome
 from scipy import stats
 
@@ -114,28 +114,24 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     print("| audit | questions | rule | verdict, share of draws | held-out flagged (all questions) |")
     print("|---|---|---|---|---|")
-    for folder in args.folders:
-        split = split_of(folder)
-        leaked = set(split["leaked"]) if split else set()
-        for path in sorted(folder.glob("reference-*.json")):
-            report = Report.model_validate_json(path.read_text())
-            scored = [(r.name, scores_of(report, r)) for r in report.tests if r.kind == "bulk" and r.null]
-            ids = sorted(set.intersection(*(set(s[0]) for _, s in scored)))
-            for gate in (False, True):
-                rng = np.random.default_rng(0)  # the same subsets for both rules
-                for size in [s for s in args.sizes if s < len(ids)] + [len(ids)]:
-                    whole = size == len(ids)
-                    chosen = (
-                        [set(ids)]
-                        if whole
-                        else [set(rng.choice(ids, size, replace=False)) for _ in range(args.draws)]
-                    )
-                    counts, held_out = verdicts(report, scored, chosen, leaked, gate, args.tables)
-                    shares = ", ".join(f"{code} {n / len(chosen):.0%}" for code, n in counts.most_common())
-                    unseen = f"{held_out:.0%}" if whole and leaked and "leak" in path.stem else ""
-                    rule = "skew gate" if gate else "product"
-                    audit = f"{folder.name}/{path.stem}"
-                    print(f"| {audit} | {size}{' (all)' if whole else ''} | {rule} | {shares} | {unseen} |")
+    for folder, path, report, leaked in saved_audits(args.folders, "reference-*.json"):
+        scored = [(r.name, scores_of(report, r)) for r in report.tests if r.kind == "bulk" and r.null]
+        ids = sorted(set.intersection(*(set(s[0]) for _, s in scored)))
+        for gate in (False, True):
+            rng = np.random.default_rng(0)  # the same subsets for both rules
+            for size in [s for s in args.sizes if s < len(ids)] + [len(ids)]:
+                whole = size == len(ids)
+                chosen = (
+                    [set(ids)]
+                    if whole
+                    else [set(rng.choice(ids, size, replace=False)) for _ in range(args.draws)]
+                )
+                counts, held_out = verdicts(report, scored, chosen, leaked, gate, args.tables)
+                shares = ", ".join(f"{code} {n / len(chosen):.0%}" for code, n in counts.most_common())
+                unseen = f"{held_out:.0%}" if whole and leaked and "leak" in path.stem else ""
+                rule = "skew gate" if gate else "product"
+                audit = f"{folder.name}/{path.stem}"
+                print(f"| {audit} | {size}{' (all)' if whole else ''} | {rule} | {shares} | {unseen} |")
 
 
 if __name__ == "__main__":
