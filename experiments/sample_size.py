@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-from reanalyse import rejudged, saved_audits, scores_of
+from reanalyse import Rejudged, rejudged, saved_audits, scores_of
 
 from contamcheck import Report
 from contamcheck.stats import judge
@@ -52,7 +52,10 @@ class Outcome:
 
 def outcome(name: str, report: Report, x: np.ndarray, twins: np.ndarray, tables: Path) -> Outcome:
     """The product's result for a likelihood test on these scores (``reanalyse.rejudged``)."""
-    judged = rejudged(report, x, twins, tables)
+    return outcome_of(name, rejudged(report, x, twins, tables))
+
+
+def outcome_of(name: str, judged: Rejudged) -> Outcome:
     tail = judged.tail
     return Outcome(
         name,

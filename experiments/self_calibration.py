@@ -81,7 +81,8 @@ class Scorer:
         return torch.tensor([self.tokenizer(text, add_special_tokens=True)["input_ids"]])
 
     @torch.no_grad()
-    def question(self, text: str, prefix: str) -> dict[str, float | np.ndarray]:
+    def question(self, text: str, context: torch.Tensor) -> dict[str, float | np.ndarray]:
+        """The scores of one question; ``context`` is the never-seen prefix's token ids."""
         ids = self.ids(text)
         out = self.model(ids, output_hidden_states=True)
         target = ids[0, 1:]
@@ -96,7 +97,6 @@ class Scorer:
             for layer in self.layers:
                 early = realised(self.head(self.norm(out.hidden_states[layer])))
                 scores[f"logit lens, layer {layer}"] = float(final.mean() - early.mean())
-        context = self.ids(prefix)
         joined = torch.cat([context, ids], dim=1)
         logits = self.model(joined).logits[:, context.shape[1] - 1 : -1]
         after = torch.log_softmax(logits[0].float(), dim=-1).gather(1, ids[0][:, None])[:, 0].numpy()
@@ -133,10 +133,11 @@ def main(argv: list[str] | None = None) -> None:
     rng = np.random.default_rng(0)
     prefix = "\n".join(items[i].twins[0] for i in rng.choice(len(items), PREFIX_TWINS, replace=False)) + "\n"
     scorer = Scorer(args.model)
+    context = scorer.ids(prefix)  # tokenised once, put before every question
     log_f = token_log_frequencies(scorer.tokenizer, args.words)
     columns: dict[str, list[float]] = {}
     for item in items:
-        scores = scorer.question(item.text, prefix)
+        scores = scorer.question(item.text, context)
         logprobs, tokens = scores.pop("logprobs"), scores.pop("tokens")
         assert isinstance(logprobs, np.ndarray) and isinstance(tokens, np.ndarray)
         scores.update(frequency_scores(logprobs, tokens, log_f))

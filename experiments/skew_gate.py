@@ -26,15 +26,15 @@ from collections import Counter
 from pathlib import Path
 
 import numpy as np
-from reanalyse import saved_audits, scores_of
-from sample_size import Outcome
+from reanalyse import Rejudged, rejudged, saved_audits, scores_of
+from sample_size import Outcome, outcome_of
 from scipy import stats
 
 from contamcheck import Report
 from contamcheck.pipeline.runners import BULK_SIMULATIONS
 from contamcheck.stats import bulk, judge
 from contamcheck.stats.flags import EXPECTED_RATE
-from contamcheck.stats.spread import carries, spread_test, with_spread
+from contamcheck.stats.spread import with_spread
 
 
 def mixture_beats_skew_normal(x: np.ndarray) -> bool:
@@ -52,11 +52,10 @@ def mixture_beats_skew_normal(x: np.ndarray) -> bool:
     return 2 * (mixture - skewed) > 2 * np.log(len(x)) + bulk.BIC_MARGIN
 
 
-def gated(x: np.ndarray, tables: Path) -> bulk.BulkOutcome:
-    """The product's tail count, or one normal's where the tail does not beat a skewed bulk."""
-    outcome = bulk.bulk_tail_test(x, BULK_SIMULATIONS, tables=tables)
-    if outcome.fit.components == 1 or mixture_beats_skew_normal(x):
-        return outcome
+def gated(x: np.ndarray, product: bulk.BulkOutcome, tables: Path) -> bulk.BulkOutcome:
+    """The product's tail count, or one normal's where its tail does not beat a skewed bulk."""
+    if product.fit.components == 1 or mixture_beats_skew_normal(x):
+        return product
     fit = bulk.fit_bulk(x, min_share=1.01)  # no bulk can hold over all the questions: one normal
     threshold = bulk.threshold_of(fit)
     flags = x > threshold
@@ -66,16 +65,17 @@ def gated(x: np.ndarray, tables: Path) -> bulk.BulkOutcome:
     return bulk.BulkOutcome(threshold, flags, p, floor, len(counts), fit=fit)
 
 
-def judged(
-    report: Report, name: str, x: np.ndarray, twins: np.ndarray, gate: bool, tables: Path
-) -> tuple[Outcome, np.ndarray]:
-    """The test as the verdict reads it, under either rule, and its flags."""
-    tail = gated(x, tables) if gate else bulk.bulk_tail_test(x, BULK_SIMULATIONS, tables=tables)
-    paired = np.isfinite(twins)
-    spread = spread_test(x[paired], twins[paired], report.settings.permutations, report.settings.seed)
-    p, floor = with_spread(tail.p_value, tail.min_attainable_p, spread)
-    carried = carries(tail.p_value, spread.p_value, spread.correlation)
-    return Outcome(name, p, floor, float(np.mean(tail.flags)), tail.fit.components > 1, carried), tail.flags
+def both_rules(report: Report, x: np.ndarray, twins: np.ndarray, tables: Path) -> tuple[Rejudged, Rejudged]:
+    """The product's result and the gated one, sharing the spread test (the gate does not touch it)."""
+    product = rejudged(report, x, twins, tables)
+    tail = gated(x, product.tail, tables)
+    if tail is product.tail:
+        return product, product
+    if product.spread is None:  # the base as its own reference: an audit without one
+        return product, Rejudged(tail, tail.p_value, tail.min_attainable_p, None)
+    return product, Rejudged(
+        tail, *with_spread(tail.p_value, tail.min_attainable_p, product.spread), product.spread
+    )
 
 
 def verdicts(
@@ -83,24 +83,25 @@ def verdicts(
     scored: list[tuple[str, tuple[list[str], list[bool], np.ndarray, np.ndarray]]],
     chosen: list[set[str]],
     leaked: set[str],
-    gate: bool,
     tables: Path,
-) -> tuple[Counter[str], float]:
-    """The verdict on each set of chosen questions, and the highest held-out flag rate of any test
-    on the last (reported for the audit on all its questions)."""
-    counts: Counter[str] = Counter()
-    held_out = 0.0
+) -> list[tuple[Counter[str], float]]:
+    """Per rule (the product's, the gate), the verdict on each set of chosen questions, and the
+    highest held-out flag rate of any test on the last (reported for the audit on all its questions)."""
+    counts: list[Counter[str]] = [Counter(), Counter()]
+    held_out = [0.0, 0.0]
     for questions in chosen:
-        drawn, held_out = [], 0.0
+        drawn: list[list[Outcome]] = [[], []]
+        held_out = [0.0, 0.0]
         for name, (test_ids, _, x, twins) in scored:
             keep = np.array([i in questions for i in test_ids])
-            outcome, flags = judged(report, name, x[keep], twins[keep], gate, tables)
-            drawn.append(outcome)
             unseen = np.array([i not in leaked for i in np.array(test_ids)[keep]])
-            if leaked and unseen.any():
-                held_out = max(held_out, float(np.mean(flags[unseen])))
-        counts[judge(drawn, report.settings.alpha).code] += 1
-    return counts, held_out
+            for rule, judged in enumerate(both_rules(report, x[keep], twins[keep], tables)):
+                drawn[rule].append(outcome_of(name, judged))
+                if leaked and unseen.any():
+                    held_out[rule] = max(held_out[rule], float(np.mean(judged.tail.flags[unseen])))
+        for rule in (0, 1):
+            counts[rule][judge(drawn[rule], report.settings.alpha).code] += 1
+    return list(zip(counts, held_out, strict=True))
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -117,19 +118,19 @@ def main(argv: list[str] | None = None) -> None:
     for folder, path, report, leaked in saved_audits(args.folders, "reference-*.json"):
         scored = [(r.name, scores_of(report, r)) for r in report.tests if r.kind == "bulk" and r.null]
         ids = sorted(set.intersection(*(set(s[0]) for _, s in scored)))
-        for gate in (False, True):
-            rng = np.random.default_rng(0)  # the same subsets for both rules
-            for size in [s for s in args.sizes if s < len(ids)] + [len(ids)]:
-                whole = size == len(ids)
-                chosen = (
-                    [set(ids)]
-                    if whole
-                    else [set(rng.choice(ids, size, replace=False)) for _ in range(args.draws)]
-                )
-                counts, held_out = verdicts(report, scored, chosen, leaked, gate, args.tables)
+        rng = np.random.default_rng(0)
+        for size in [s for s in args.sizes if s < len(ids)] + [len(ids)]:
+            whole = size == len(ids)
+            chosen = (
+                [set(ids)]
+                if whole
+                else [set(rng.choice(ids, size, replace=False)) for _ in range(args.draws)]
+            )
+            for rule, (counts, held_out) in zip(
+                ("product", "skew gate"), verdicts(report, scored, chosen, leaked, args.tables), strict=True
+            ):
                 shares = ", ".join(f"{code} {n / len(chosen):.0%}" for code, n in counts.most_common())
                 unseen = f"{held_out:.0%}" if whole and leaked and "leak" in path.stem else ""
-                rule = "skew gate" if gate else "product"
                 audit = f"{folder.name}/{path.stem}"
                 print(f"| {audit} | {size}{' (all)' if whole else ''} | {rule} | {shares} | {unseen} |")
 
