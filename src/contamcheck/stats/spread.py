@@ -30,7 +30,8 @@ from scipy import stats
 CHUNK_ELEMENTS = 2_000_000  # swap samples x questions held at once
 # The least rank correlation for the spread test to count as evidence of its own in the verdict:
 # Cohen's "small" correlation, a convention, not a value fitted to our data. It binds only on
-# large benchmarks: below about 1,300 questions no smaller correlation can reach p < 0.0002.
+# large benchmarks: the swapped correlations spread with SD about 1 / sqrt(n), so p < 0.0002 needs
+# a correlation above about 3.6 / sqrt(n), which is 0.1 at about 1,300 questions.
 SMALL_EFFECT = 0.1
 
 
