@@ -162,8 +162,8 @@ def _test_view(report: Report, result: TestResult) -> SectionView:
                 "curve, fitted from below, since memorisation only lifts scores); memorised questions form "
                 "a tail above it. Questions right of the dashed line, the bulk's 95th percentile, are "
                 "flagged; about 5% of the bulk would be by chance, wherever the bulk sits. Where a tail "
-                "was found, the line moves up to where a question becomes more likely the tail's than "
-                "the bulk's, if that is higher."
+                "was found, the line moves up to where a question becomes four times as likely the "
+                "tail's as the bulk's (a local false discovery rate of 0.2), if that is higher."
             )
         return view
     differences = _values(benchmark, result.name, "diff")
