@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
-from audits import CHEATER, CODE_QUESTION, HOSTILE_QUESTION, quick_audit, write_jsonl
+from audits import CHEATER, CODE_QUESTION, HOSTILE_QUESTION, SAMPLE, quick_audit, write_jsonl
 
 from contamcheck import Report
 
@@ -56,3 +57,11 @@ def hostile_benchmark(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def hostile_report(hostile_benchmark: Path) -> Report:
     """A model that memorised the hostile questions, so it also writes them back."""
     return quick_audit(f"fake:memorise={hostile_benchmark}", hostile_benchmark, limit=40)
+
+
+@pytest.fixture(scope="session")
+def partial_report(tmp_path_factory: pytest.TempPathFactory) -> Report:
+    """A model that memorised a quarter of the sample: the likelihood tests find a tail."""
+    rows = [json.loads(line) for line in Path(SAMPLE).read_text(encoding="utf-8").splitlines()]
+    seen = write_jsonl(tmp_path_factory.mktemp("partial") / "seen.jsonl", rows[::4])
+    return quick_audit(f"fake:memorise={seen}", "sample", tests=["min-k", "zlib"])

@@ -12,6 +12,7 @@ from audits import quick_audit, write_jsonl
 from contamcheck.report import Report, to_csv
 
 PAIRED = ("completion", "min-k", "min-k++", "zlib")
+BULK = ("min-k", "min-k++", "zlib")  # with twins, judged against the bulk: a memorised column
 GUIDED_COLUMNS = [
     "guided_score",
     "guided_general_score",
@@ -32,6 +33,7 @@ def read_rows(report: Report) -> tuple[list[str], list[dict[str, str]]]:
 def paired_columns(test: str, twins: int) -> list[str]:
     twin_scores = [f"{test}_twin_score"] + [f"{test}_twin{n}_score" for n in range(2, twins + 1)]
     columns = [f"{test}_score", *twin_scores, f"{test}_diff", f"{test}_flagged"]
+    columns += [f"{test}_memorised"] if test in BULK else []
     return columns + (["completion_generated"] if test == "completion" else [])
 
 
@@ -84,12 +86,12 @@ def as_csv_value(value: float | bool | str | None) -> str:
     return value if isinstance(value, str) else repr(value)
 
 
-@pytest.mark.parametrize("fixture", ["twin_report", "control_report"])
+@pytest.mark.parametrize("fixture", ["twin_report", "control_report", "partial_report"])
 def test_values_match_the_json_report(fixture, request):
     report: Report = request.getfixturevalue(fixture)
     _, rows = read_rows(report)
     items = {(item.is_control, item.id): item for item in report.items}
-    checked = 0
+    checked = memorised = 0
     for row in rows:
         item = items[(row.get("control") == "true", row["id"])]
         assert row["text"] == item.text
@@ -105,6 +107,9 @@ def test_values_match_the_json_report(fixture, request):
             assert row[f"{test.name}_flagged"] == as_csv_value(entry.flagged)
             if test.kind == "paired":
                 assert row[f"{test.name}_twin_score"] == as_csv_value(entry.twin_score)
+            if test.kind == "bulk":
+                assert row[f"{test.name}_memorised"] == as_csv_value(entry.memorised)
+                memorised += entry.memorised is not None
             if test.kind == "self-paired":
                 assert row["guided_general_score"] == as_csv_value(entry.general_score)
                 assert row["guided_generated"] == (entry.generated or "")
@@ -115,6 +120,9 @@ def test_values_match_the_json_report(fixture, request):
                 assert float(row[f"{test.name}_score"]) == entry.score  # repr() round-trips exactly
                 checked += 1
     assert checked > len(rows)  # most cells held numbers, not only blanks
+    # where part of the benchmark was memorised, each bulk test says how likely each question is
+    # the tail's; where all of it was (twin_report's cheater) or a control file judges, no tail
+    assert (memorised > 0) == (fixture == "partial_report")
 
 
 def test_code_with_newlines_quotes_and_commas_reads_back(hostile_report):

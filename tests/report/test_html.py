@@ -128,6 +128,13 @@ def test_familiar_questions_show_original_twin_and_what_the_model_wrote(twin_rep
     assert [flags(i) for i in shown] == sorted((flags(i) for i in shown), reverse=True)
 
 
+def test_a_bulk_test_with_a_tail_says_how_likely_each_question_is_memorised(partial_report):
+    familiar = to_html(partial_report).split('id="familiar"', 1)[1].split('id="caveats"', 1)[0]
+    # the memorised quarter leads the list, flagged, each at (almost) certainly the tail's
+    assert familiar.count("P(memorised) 1.00") >= 2 * 5
+    assert "P(memorised) 0.00" not in familiar.split('class="question"')[1]
+
+
 def test_differing_numbers_are_marked_and_everything_escaped():
     original, twin = highlight_differences("If <b>3</b> & 12 apples", "If <b>5</b> & 12 apples")
     assert str(original) == "If &lt;b&gt;<mark>3</mark>&lt;/b&gt; &amp; 12 apples"

@@ -12,6 +12,7 @@ from contamcheck.stats.bulk import (
     bulk_tail_test,
     candidates,
     fit_bulk,
+    memorised_probability,
     mixture_cut,
     normal_pdf,
     null_flag_counts,
@@ -76,6 +77,27 @@ def test_with_a_tail_a_flag_starts_where_a_question_is_four_times_as_likely_the_
     assert float(tail[0]) == pytest.approx(4 * float(bulk[0]), rel=0.05)
     outcome = bulk_tail_test(values, SIMULATIONS)
     assert outcome.threshold == fit.crossing and outcome.flagged == int(np.sum(values > fit.crossing))
+
+
+def test_each_question_gets_how_likely_it_is_the_tail_s_never_less_than_a_lower_score_s():
+    values, tail = simulate(np.random.default_rng(2), shift=1.5, memorised=0.2)
+    fit = fit_bulk(values)
+    memorised = memorised_probability(values, fit)
+    assert memorised is not None and fit.tail_centre is not None and fit.tail_scale is not None
+    order = np.argsort(values)
+    assert np.all(np.diff(memorised[order]) >= 0)  # memorisation only lifts scores
+    flags = bulk_tail_test(values, SIMULATIONS).flags
+    assert memorised[flags].min() >= 1 - bulk.LOCAL_FDR - 1e-3  # a flag: four to one or more
+    assert memorised[tail].mean() > 0.85 and memorised[~tail].mean() < 0.05
+    # where the tail's normal is narrower than the bulk's, the bulk's density wins back the far
+    # scores; a question far above both is still the tail's
+    far = np.append(values, fit.tail_centre + 10 * fit.tail_scale)
+    assert memorised_probability(far, fit)[-1] == pytest.approx(memorised.max())
+
+
+def test_without_a_tail_no_question_is_given_a_probability_of_memorisation():
+    values, _ = simulate(np.random.default_rng(9))
+    assert memorised_probability(values, fit_bulk(values)) is None
 
 
 def test_without_a_tail_the_threshold_is_the_95th_percentile():

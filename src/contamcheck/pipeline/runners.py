@@ -27,7 +27,7 @@ from ..methods.guided import Guided
 from ..report.model import BulkNull, ItemRecord, ItemTestResult, ShardResult, TestResult
 from ..stats import label_permutation_test, sign_flip_test
 from ..stats import wilson_interval as wilson
-from ..stats.bulk import bulk_tail_test, twin_check
+from ..stats.bulk import bulk_tail_test, memorised_probability, twin_check
 from ..stats.flags import FlagOutcome
 from ..stats.spread import SpreadOutcome, spread_test, with_spread
 
@@ -232,8 +232,12 @@ def _bulk_result(
     # One simulated null per number of questions, shared by the tests (seed 0): it is a reference
     # table of the procedure, not a draw that should differ between tests.
     outcome = bulk_tail_test(originals, BULK_SIMULATIONS, tables=tables)
-    for item_id, flagged in zip(used_ids, outcome.flags, strict=True):
-        items[item_id].tests[name].flagged = bool(flagged)
+    memorised = memorised_probability(originals, outcome.fit)
+    for index, (item_id, flagged) in enumerate(zip(used_ids, outcome.flags, strict=True)):
+        entry = items[item_id].tests[name]
+        entry.flagged = bool(flagged)
+        # to four places: a probability under a fitted model, not a measurement to 1e-300
+        entry.memorised = None if memorised is None else round(float(memorised[index]), 4)
     spread: SpreadOutcome | None = None
     if scores.reference is not None:
         # One twin per question: originals and the mean of several twins are not exchangeable.
@@ -248,6 +252,8 @@ def _bulk_result(
         bulk_share=outcome.fit.bulk_share,
         components=outcome.fit.components,
         tail_share_low=outcome.tail_share_low,
+        tail_centre=outcome.fit.tail_centre,
+        tail_scale=outcome.fit.tail_scale,
         twin_preference=float(np.median(preference)),
         twin_preference_ci=(low, high),
         twins_above_threshold=twins_above,

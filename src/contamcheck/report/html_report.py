@@ -257,6 +257,7 @@ class Comparison:
     against: str
     difference: str
     flagged: bool | None
+    memorised: str = ""  # bulk tests with a tail: how likely the question is the tail's
 
 
 @dataclass
@@ -350,6 +351,7 @@ def _familiar(
                 against=format_number(against),
                 difference=format_number(entry.diff),
                 flagged=entry.flagged,
+                memorised="" if entry.memorised is None else f"{entry.memorised:.2f}",
             )
         )
         if test.kind == "self-paired" and (entry.generated or entry.general_generated):

@@ -77,8 +77,10 @@ class BulkFit:
     bulk_share: float  # share of questions in the bulk (1 when one component fits best)
     components: int
     # With a tail: the score above which a question is at least four times as likely the tail's
-    # as the bulk's (``LOCAL_FDR``).
+    # as the bulk's (``LOCAL_FDR``), and the tail's own centre and scale.
     crossing: float | None = None
+    tail_centre: float | None = None
+    tail_scale: float | None = None
 
 
 START_QUANTILES = ((0.25, 0.85), (0.25, 0.75), (0.10, 0.60))  # EM starts; the best likelihood wins
@@ -226,15 +228,16 @@ def _crossing(fits: Candidates) -> np.ndarray:
 
 def _fit(
     x: np.ndarray, min_share: float = MIN_BULK_SHARE, tail_beyond: float = TAIL_BEYOND
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Null centre, scale, bulk share, component count and crossing (NaN: no tail) for each row of x."""
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, Candidates]:
+    """Null centre, scale, bulk share, component count and crossing (NaN: no tail) for each row of
+    x, and the fits they were chosen from."""
     fits = candidates(x, min_share, tail_beyond)
     mixture = fits.gain > mixture_cut(x.shape[1])
     centre = np.where(mixture, fits.null_mean, fits.mean)
     scale = np.where(mixture, fits.null_sd, fits.sd)
     share = np.where(mixture, fits.null_share, 1.0)
     crossing = np.where(mixture, _crossing(fits), np.nan)
-    return centre, scale, share, np.where(mixture, 2, 1), crossing
+    return centre, scale, share, np.where(mixture, 2, 1), crossing, fits
 
 
 def fit_bulk(
@@ -242,14 +245,42 @@ def fit_bulk(
 ) -> BulkFit:
     """The null; ``min_share`` and ``tail_beyond`` are the product's rules, other values for experiments."""
     x = np.asarray(values, dtype=np.float64)[None, :]
-    centre, scale, share, components, crossing = _fit(x, min_share, tail_beyond)
+    centre, scale, share, components, crossing, fits = _fit(x, min_share, tail_beyond)
+    tail = int(components[0]) == 2
     return BulkFit(
         float(centre[0]),
         float(scale[0]),
         float(share[0]),
         int(components[0]),
-        None if np.isnan(crossing[0]) else float(crossing[0]),
+        float(crossing[0]) if tail else None,
+        float(fits.tail_mean[0]) if tail else None,
+        float(fits.tail_sd[0]) if tail else None,
     )
+
+
+def memorised_probability(values: np.ndarray, fit: BulkFit) -> np.ndarray | None:
+    """Per question, how likely it is the tail's rather than the bulk's under the fitted mixture (one
+    less its local false discovery rate); None where no tail was found.
+
+    A question is never given less than any lower-scoring question gets: memorisation only lifts
+    scores, and where the tail is narrower than the bulk, the bulk's normal density would otherwise
+    win back the scores far above both. A flag (above the crossing) sits at 1 - ``LOCAL_FDR`` or
+    more, unless the tail never reaches it (then the flags start at the tail's centre).
+    """
+    if fit.tail_centre is None or fit.tail_scale is None:
+        return None
+    x = np.asarray(values, dtype=np.float64)
+    log_ratio = (
+        np.log(1 - fit.bulk_share)
+        + _log_normal_pdf(x, np.asarray(fit.tail_centre), np.asarray(fit.tail_scale))
+        - np.log(fit.bulk_share)
+        - _log_normal_pdf(x, np.asarray(fit.centre), np.asarray(fit.scale))
+    )
+    posterior = 1 / (1 + np.exp(-np.clip(log_ratio, -700, 700)))
+    order = np.argsort(x, kind="stable")
+    lifted = np.empty_like(posterior)
+    lifted[order] = np.maximum.accumulate(posterior[order])
+    return lifted
 
 
 def thresholds(
@@ -332,7 +363,7 @@ def _simulated_counts(n: int, simulations: int, expected_rate: float, seed: int)
     counts = []
     for start in range(0, simulations, chunk):
         sample = rng.standard_normal((min(chunk, simulations - start), n))
-        centre, scale, share, _, crossing = _fit(sample)
+        centre, scale, share, _, crossing, _ = _fit(sample)
         cut = thresholds(centre, scale, crossing, expected_rate)
         flagged = (sample > cut[:, None]).sum(axis=1)
         by_chance = chance_share(cut, centre, scale)
