@@ -3,7 +3,10 @@
 For every likelihood test of every saved audit (``validate.py``'s or ``contamcheck -o``'s JSON
 reports) whose scores the product's fit splits into a bulk and a tail, it prints the tail's centre
 above the bulk's in the bulk's SDs, its width over the bulk's, the bulk's share, and the mixture's
-gain over one normal against the cut it had to beat (BIC's price and the margin).
+gain over one normal against the cut it had to beat (BIC's price and the margin). Where the
+folder's split is saved beside it, also the mean of the report's per-question probability of
+memorisation (``stats.bulk.memorised_probability``) over the leaked and the held-out questions:
+how well that probability is calibrated where the truth is known.
 
     python experiments/tail_shapes.py docs/validation/*/ docs/validation/other-reference/*/
 """
@@ -13,10 +16,10 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from reanalyse import scores_of
+import numpy as np
+from reanalyse import saved_audits, scores_of
 
-from contamcheck import Report
-from contamcheck.stats.bulk import candidates, mixture_cut
+from contamcheck.stats.bulk import candidates, fit_bulk, memorised_probability, mixture_cut
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -27,26 +30,31 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     print(
         "| audit | test | questions | tail above the bulk (SDs) | tail width / bulk's | "
-        "bulk share | gain / cut |"
+        "bulk share | gain / cut | mean P(memorised), leaked / held-out |"
     )
-    print("|---|---|---|---|---|---|---|")
-    for folder in args.folders:
-        for path in sorted(folder.glob("*.json")):
-            report = Report.model_validate_json(path.read_text())
-            for result in report.tests:
-                if result.kind != "bulk" or result.null is None:
-                    continue
-                x = scores_of(report, result)[2]
-                fits = candidates(x)
-                cut = mixture_cut(len(x))
-                if fits.gain[0] <= cut:
-                    continue
-                above = (fits.tail_mean[0] - fits.null_mean[0]) / fits.null_sd[0]
-                print(
-                    f"| {folder.name}/{path.stem} | {result.name} | {len(x)} | {above:.1f} | "
-                    f"{fits.tail_sd[0] / fits.null_sd[0]:.2f} | {fits.null_share[0]:.2f} | "
-                    f"{fits.gain[0]:.0f} / {cut:.0f} |"
-                )
+    print("|---|---|---|---|---|---|---|---|")
+    for folder, path, report, leaked in saved_audits(args.folders):
+        for result in report.tests:
+            if result.kind != "bulk" or result.null is None:
+                continue
+            ids, _, x, _ = scores_of(report, result)
+            fits = candidates(x)
+            cut = mixture_cut(len(x))
+            if fits.gain[0] <= cut:
+                continue
+            above = (fits.tail_mean[0] - fits.null_mean[0]) / fits.null_sd[0]
+            memorised = memorised_probability(x, fit_bulk(x))
+            seen = np.array([i in leaked for i in ids])
+            calibration = (
+                f"{memorised[seen].mean():.2f} / {memorised[~seen].mean():.2f}"
+                if memorised is not None and "leak" in path.stem and seen.any() and (~seen).any()
+                else ""
+            )
+            print(
+                f"| {folder.name}/{path.stem} | {result.name} | {len(x)} | {above:.1f} | "
+                f"{fits.tail_sd[0] / fits.null_sd[0]:.2f} | {fits.null_share[0]:.2f} | "
+                f"{fits.gain[0]:.0f} / {cut:.0f} | {calibration} |"
+            )
 
 
 if __name__ == "__main__":

@@ -9,6 +9,7 @@ from contamcheck.pipeline.assemble import MINORITY_BULK
 from contamcheck.stats import bulk
 from contamcheck.stats.bulk import (
     TAIL_BEYOND,
+    BulkFit,
     bulk_tail_test,
     candidates,
     fit_bulk,
@@ -93,6 +94,17 @@ def test_each_question_gets_how_likely_it_is_the_tail_s_never_less_than_a_lower_
     # scores; a question far above both is still the tail's
     far = np.append(values, fit.tail_centre + 10 * fit.tail_scale)
     assert memorised_probability(far, fit)[-1] == pytest.approx(memorised.max())
+
+
+def test_a_wide_tail_does_not_claim_the_questions_far_below_the_bulk():
+    # A one-pass leak's tail is broad (1.7-1.9 times the bulk's width): two normals alone would give
+    # a question far *below* the bulk to the tail, and every question above it would inherit that.
+    fit = BulkFit(0.0, 1.0, 0.7, 2, crossing=2.5, tail_centre=2.5, tail_scale=1.8)
+    values = np.array([-9.0, -1.0, 0.0, 1.0, 4.0])
+    memorised = memorised_probability(values, fit)
+    assert memorised is not None
+    assert memorised[0] == memorised[1] == memorised[2] < 0.2  # below the centre: as at the centre
+    assert memorised[3] < 0.5 < memorised[4]
 
 
 def test_without_a_tail_no_question_is_given_a_probability_of_memorisation():

@@ -262,14 +262,16 @@ def memorised_probability(values: np.ndarray, fit: BulkFit) -> np.ndarray | None
     """Per question, how likely it is the tail's rather than the bulk's under the fitted mixture (one
     less its local false discovery rate); None where no tail was found.
 
-    A question is never given less than any lower-scoring question gets: memorisation only lifts
-    scores, and where the tail is narrower than the bulk, the bulk's normal density would otherwise
-    win back the scores far above both. A flag (above the crossing) sits at 1 - ``LOCAL_FDR`` or
-    more, unless the tail never reaches it (then the flags start at the tail's centre).
+    Memorisation only lifts scores, so a question is never given more than one at the bulk's
+    centre when it lies below it, nor less than any lower-scoring question above it. Two normals
+    alone would say otherwise in their far tails: where the tail is wider than the bulk (one-pass
+    leaks' are 1.7-1.9 times), its density wins back the scores far *below* both, and where it is
+    narrower, the bulk's wins back those far above. A flag (above the crossing) sits at
+    1 - ``LOCAL_FDR`` or more, unless the tail never reaches it (then flags start at its centre).
     """
     if fit.tail_centre is None or fit.tail_scale is None:
         return None
-    x = np.asarray(values, dtype=np.float64)
+    x = np.maximum(np.asarray(values, dtype=np.float64), fit.centre)
     log_ratio = (
         np.log(1 - fit.bulk_share)
         + _log_normal_pdf(x, np.asarray(fit.tail_centre), np.asarray(fit.tail_scale))
