@@ -75,7 +75,7 @@ def test_with_a_tail_a_flag_starts_where_a_question_is_four_times_as_likely_the_
     # so it is not flagged.
     assert fit.crossing is not None and fit.crossing > quantile + 0.3
     assert threshold_of(fit) == fit.crossing
-    assert float(tail[0]) == pytest.approx(4 * float(bulk[0]), rel=0.05)
+    assert float(tail[0]) == pytest.approx(4 * float(bulk[0]), rel=1e-3)
     outcome = bulk_tail_test(values, SIMULATIONS)
     assert outcome.threshold == fit.crossing and outcome.flagged == int(np.sum(values > fit.crossing))
 
@@ -90,10 +90,49 @@ def test_each_question_gets_how_likely_it_is_the_tail_s_never_less_than_a_lower_
     flags = bulk_tail_test(values, SIMULATIONS).flags
     assert memorised[flags].min() >= 1 - bulk.LOCAL_FDR - 1e-3  # a flag: four to one or more
     assert memorised[tail].mean() > 0.85 and memorised[~tail].mean() < 0.05
-    # where the tail's normal is narrower than the bulk's, the bulk's density wins back the far
-    # scores; a question far above both is still the tail's
-    far = np.append(values, fit.tail_centre + 10 * fit.tail_scale)
-    assert memorised_probability(far, fit)[-1] == pytest.approx(memorised.max())
+
+
+def test_a_narrow_tail_does_not_give_the_scores_far_above_it_back_to_the_bulk():
+    fit = BulkFit(0.0, 1.0, 0.8, 2, crossing=3.0, tail_centre=4.0, tail_scale=0.5)
+    far = 9.0
+    z_tail, z_bulk = (far - 4.0) / 0.5, far
+    raw = 1 / (1 + (0.8 / 0.2) * 0.5 * np.exp(-0.5 * z_bulk**2 + 0.5 * z_tail**2))
+    assert raw < 0.5  # two normals alone would hand it back to the bulk
+    memorised = memorised_probability(np.array([4.0, far]), fit)
+    assert memorised is not None and memorised[1] == memorised[0] > 0.99
+
+
+def _fits(null_share: float, tail_mean: float, tail_sd: float) -> bulk.Candidates:
+    one = np.array
+    return bulk.Candidates(
+        one([0.0]),
+        one([1.0]),
+        one([0.0]),
+        one([1.0]),
+        one([null_share]),
+        one([tail_mean]),
+        one([tail_sd]),
+        one([100.0]),
+    )
+
+
+def _odds(fits: bulk.Candidates, x: float) -> float:
+    tail = (1 - fits.null_share[0]) * normal_pdf(np.array(x), fits.tail_mean[0], fits.tail_sd[0])
+    return float(tail / (fits.null_share[0] * normal_pdf(np.array(x), 0.0, 1.0)))
+
+
+def test_a_wide_tail_reaches_four_to_one_above_its_centre_and_the_search_finds_it():
+    fits = _fits(0.6, 2.0, 1.8)  # one pass's broad tail: at its centre, not yet four to one
+    assert _odds(fits, 2.0) < 4
+    crossing = float(bulk._crossing(fits)[0])
+    assert crossing > 2.0 and _odds(fits, crossing) == pytest.approx(4, rel=1e-3)
+
+
+def test_a_tail_four_to_one_at_the_bulk_s_centre_is_flagged_from_there_and_one_never_so_from_its_centre():
+    heavy = _fits(0.15, 0.5, 1.0)  # the "tail" outweighs the bulk four to one at its centre
+    assert _odds(heavy, 0.0) >= 4 and float(bulk._crossing(heavy)[0]) == 0.0
+    light = _fits(0.99, 1.0, 1.0)  # never four to one anywhere in the search
+    assert float(bulk._crossing(light)[0]) == 1.0
 
 
 def test_a_wide_tail_does_not_claim_the_questions_far_below_the_bulk():
