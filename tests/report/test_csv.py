@@ -12,7 +12,7 @@ from audits import quick_audit, write_jsonl
 from contamcheck.report import Report, to_csv
 
 PAIRED = ("completion", "min-k", "min-k++", "zlib")
-BULK = ("min-k", "min-k++", "zlib")  # with twins, judged against the bulk: a memorised column
+BULK = ("min-k", "min-k++", "zlib")  # with twins, judged against the bulk: a p_memorised column
 GUIDED_COLUMNS = [
     "guided_score",
     "guided_general_score",
@@ -33,7 +33,7 @@ def read_rows(report: Report) -> tuple[list[str], list[dict[str, str]]]:
 def paired_columns(test: str, twins: int) -> list[str]:
     twin_scores = [f"{test}_twin_score"] + [f"{test}_twin{n}_score" for n in range(2, twins + 1)]
     columns = [f"{test}_score", *twin_scores, f"{test}_diff", f"{test}_flagged"]
-    columns += [f"{test}_memorised"] if test in BULK else []
+    columns += [f"{test}_p_memorised"] if test in BULK else []
     return columns + (["completion_generated"] if test == "completion" else [])
 
 
@@ -108,8 +108,8 @@ def test_values_match_the_json_report(fixture, request):
             if test.kind == "paired":
                 assert row[f"{test.name}_twin_score"] == as_csv_value(entry.twin_score)
             if test.kind == "bulk":
-                assert row[f"{test.name}_memorised"] == as_csv_value(entry.memorised)
-                memorised += entry.memorised is not None
+                assert row[f"{test.name}_p_memorised"] == as_csv_value(entry.p_memorised)
+                memorised += entry.p_memorised is not None
             if test.kind == "self-paired":
                 assert row["guided_general_score"] == as_csv_value(entry.general_score)
                 assert row["guided_generated"] == (entry.generated or "")
@@ -123,6 +123,15 @@ def test_values_match_the_json_report(fixture, request):
     # where part of the benchmark was memorised, each bulk test says how likely each question is
     # the tail's; where all of it was (twin_report's cheater) or a control file judges, no tail
     assert (memorised > 0) == (fixture == "partial_report")
+
+
+def test_a_flag_of_a_test_with_a_tail_is_four_to_one_or_more(partial_report):
+    for test in (t for t in partial_report.tests if t.kind == "bulk"):
+        assert test.null is not None and test.null.components == 2
+        assert test.null.tail_centre is not None and test.null.tail_scale is not None
+        entries = [item.tests[test.name] for item in partial_report.items if test.name in item.tests]
+        flagged = [e.p_memorised for e in entries if e.flagged]
+        assert flagged and all(p is not None and p >= 0.8 for p in flagged)
 
 
 def test_code_with_newlines_quotes_and_commas_reads_back(hostile_report):

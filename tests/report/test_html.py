@@ -10,7 +10,7 @@ import pytest
 from markupsafe import escape
 
 from contamcheck.report import Report, to_html
-from contamcheck.report.html_report import format_p, highlight_differences
+from contamcheck.report.html_report import _probability, format_p, highlight_differences
 
 
 class Page(HTMLParser):
@@ -128,11 +128,19 @@ def test_familiar_questions_show_original_twin_and_what_the_model_wrote(twin_rep
     assert [flags(i) for i in shown] == sorted((flags(i) for i in shown), reverse=True)
 
 
-def test_a_bulk_test_with_a_tail_says_how_likely_each_question_is_memorised(partial_report):
+def test_a_bulk_test_with_a_tail_says_how_likely_each_question_is_memorised(partial_report, twin_report):
     familiar = to_html(partial_report).split('id="familiar"', 1)[1].split('id="caveats"', 1)[0]
-    # the memorised quarter leads the list, flagged, each at (almost) certainly the tail's
-    assert familiar.count("P(memorised) 1.00") >= 2 * 5
-    assert "P(memorised) 0.00" not in familiar.split('class="question"')[1]
+    # the memorised quarter leads the list, flagged, each (almost) certainly the tail's
+    questions = familiar.split('class="question"')[1:]
+    assert questions and all(
+        q.count("P(memorised) 0.9") + q.count("P(memorised) 1.00") == 2 for q in questions
+    )
+    # no tail (everything memorised, so no bulk apart from it): no probability is claimed
+    assert "P(memorised)" not in to_html(twin_report).split('id="familiar"', 1)[1]
+
+
+def test_a_probability_just_under_the_flag_s_is_not_shown_as_it():
+    assert _probability(0.7996) == "0.79" and _probability(0.8) == "0.80" and _probability(None) == ""
 
 
 def test_differing_numbers_are_marked_and_everything_escaped():

@@ -237,7 +237,7 @@ def _bulk_result(
         entry = items[item_id].tests[name]
         entry.flagged = bool(flagged)
         # to four places: a probability under a fitted model, not a measurement to 1e-300
-        entry.memorised = None if memorised is None else round(float(memorised[index]), 4)
+        entry.p_memorised = None if memorised is None else round(float(memorised[index]), 4)
     spread: SpreadOutcome | None = None
     if scores.reference is not None:
         # One twin per question: originals and the mean of several twins are not exchangeable.

@@ -7,8 +7,9 @@ Columns, in order:
 * with several twins per question, ``twin2``, ``twin3`` …;
 * per per-item test, in report order: ``<test>_score``, ``<test>_twin_score`` (twin mode only),
   ``<test>_twin2_score`` … (several twins), ``<test>_diff``, ``<test>_flagged``; the likelihood
-  tests judged against the bulk (min-k, min-k++, zlib with twins) add ``<test>_memorised``, how
-  likely the question is the tail's under the fitted mixture (empty where no tail was found);
+  tests judged against the bulk (min-k, min-k++, zlib with twins) add ``<test>_p_memorised``, how
+  likely the question is the tail's under the fitted mixture (empty where no tail was found, or
+  where the question was not scored: ``<test>_flagged`` empty too);
   ``completion`` adds ``completion_generated`` after its own columns;
 * ``guided`` compares with the general instruction instead of a twin: ``guided_score``,
   ``guided_general_score``, ``guided_diff``, ``guided_flagged``, ``guided_generated``,
@@ -79,7 +80,7 @@ def _test_columns(test: TestResult, twins: int) -> list[str]:
     columns += [f"{name}_{_twin_label(number)}_score" for number in range(1, twins + 1)]
     columns += [f"{name}_diff", f"{name}_flagged"]
     if test.kind == "bulk":
-        columns.append(f"{name}_memorised")
+        columns.append(f"{name}_p_memorised")
     if name == "completion":
         columns.append("completion_generated")
     return columns
@@ -106,7 +107,7 @@ def _test_values(test: TestResult, item: ItemRecord, twins: int) -> list[str]:
             values.append(_number(entry.twin_score) if index == 0 else "")
     values += [_number(entry.diff), _flag(entry.flagged)]
     if test.kind == "bulk":
-        values.append(_number(entry.memorised))
+        values.append(_number(entry.p_memorised))
     if test.name == "completion":
         values.append(_text(entry.generated))
     return values

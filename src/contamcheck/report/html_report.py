@@ -320,6 +320,11 @@ def familiar_questions(report: Report, count: int = FAMILIAR_COUNT) -> tuple[lis
     return chosen, any_flagged
 
 
+def _probability(value: float | None) -> str:
+    """Two places, rounded down: 0.7996 beside "no" must not read as the flag's 0.80."""
+    return "" if value is None else f"{math.floor(value * 100) / 100:.2f}"
+
+
 def _statistic(entry: ItemTestResult | None, test: TestResult) -> float | None:
     if entry is None:
         return None
@@ -351,7 +356,7 @@ def _familiar(
                 against=format_number(against),
                 difference=format_number(entry.diff),
                 flagged=entry.flagged,
-                memorised="" if entry.memorised is None else f"{entry.memorised:.2f}",
+                memorised=_probability(entry.p_memorised),
             )
         )
         if test.kind == "self-paired" and (entry.generated or entry.general_generated):

@@ -13,7 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ..stats.spread import carries
 
-SCHEMA_VERSION = "1.1"  # 1.1: a bulk test's tail (centre, scale) and each question's "memorised"
+SCHEMA_VERSION = "1.1"  # 1.1: a bulk test's tail (centre, scale) and each question's p_memorised
 
 Status = Literal["fail", "warn", "pass", "skipped"]
 VerdictCode = Literal["likely", "evidence", "inconclusive", "clean"]
@@ -88,7 +88,7 @@ class BulkNull(_Model):
     components: int
     tail_share_low: float = Field(description="95% lower bound on the share of questions beyond the bulk")
     tail_centre: float | None = Field(default=None, description="with a tail: where the tail sits")
-    tail_scale: float | None = None
+    tail_scale: float | None = Field(default=None, description="with a tail: the tail's SD")
     twin_preference: float | None = Field(
         default=None,
         description="median of score(original) - score(twin): familiarity with this kind of text",
@@ -165,10 +165,11 @@ class ItemTestResult(_Model):
     reference_twin_score: float | None = None
     diff: float | None = None
     flagged: bool | None = None
-    memorised: float | None = Field(
+    p_memorised: float | None = Field(
         default=None,
         description="bulk tests where a tail was found: how likely the question is the tail's under "
-        "the fitted mixture (one less its local false discovery rate; flags start at 0.8)",
+        "the fitted mixture (one less its local false discovery rate); a flag needs at least 0.8 "
+        "and a score above the bulk's 95th percentile",
     )
     generated: str | None = None
     twin_generated: str | None = None
