@@ -21,6 +21,7 @@ import contaminate
 import flag_overlap
 import sample_size
 import self_calibration
+import simulated_tail
 import tail_shapes
 import validate
 
@@ -127,3 +128,10 @@ def test_contaminate_then_validate_on_a_tiny_model(tmp_path, capsys):
     assert report["control"]["kind"] == "file"
     assert all(t["kind"] == "unpaired" for t in report["tests"] if t["status"] != "skipped")
     assert "a control file of the same kind" in (out / "gsm8k-seed3.md").read_text()
+
+
+def test_the_simulated_tail_experiment_reports_what_the_bulk_null_flags(capsys):
+    simulated_tail.main(["--draws", "2", "--n", "100"])
+    line = capsys.readouterr().out
+    assert line.startswith("2 draws of 100 questions, shift 1.5, 20% lifted 4.0 SDs more: memorised flagged ")
+    assert "largest p " in line
