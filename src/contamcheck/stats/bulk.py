@@ -38,7 +38,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-from scipy import stats
+from scipy import special, stats
 
 from .flags import EXPECTED_RATE, FlagOutcome
 from .intervals import wilson_interval
@@ -199,6 +199,24 @@ def _log_normal_pdf(x: np.ndarray, mu: np.ndarray, sd: np.ndarray) -> np.ndarray
     return -0.5 * z * z - np.log(sd * _SQRT_2PI)
 
 
+def _log_odds(
+    x: np.ndarray,
+    null_mean: np.ndarray,
+    null_sd: np.ndarray,
+    null_share: np.ndarray,
+    tail_mean: np.ndarray,
+    tail_sd: np.ndarray,
+) -> np.ndarray:
+    """Log of the tail's weighted density over the bulk's at x: the odds, under the fitted mixture,
+    that a question scoring x is the tail's."""
+    return (
+        np.log(1 - null_share)
+        + _log_normal_pdf(x, tail_mean, tail_sd)
+        - np.log(null_share)
+        - _log_normal_pdf(x, null_mean, null_sd)
+    )
+
+
 def _crossing(fits: Candidates) -> np.ndarray:
     """Per row, the lowest score above the bulk's centre where the tail's weighted density reaches
     (1 - ``LOCAL_FDR``) / ``LOCAL_FDR`` times the bulk's: above it a question is memorised with
@@ -213,25 +231,19 @@ def _crossing(fits: Candidates) -> np.ndarray:
     steps = np.linspace(0.0, 1.0, CROSSING_GRID)
     top = fits.tail_mean + CROSSING_REACH * fits.tail_sd
     grid = fits.null_mean[:, None] + steps * (top - fits.null_mean)[:, None]
+    parameters = (fits.null_mean, fits.null_sd, fits.null_share, fits.tail_mean, fits.tail_sd)
+    column = [a[:, None] for a in parameters]
     with np.errstate(divide="ignore", invalid="ignore"):  # a degenerate candidate is never kept
-        log_ratio = (
-            np.log(1 - fits.null_share)[:, None]
-            + _log_normal_pdf(grid, fits.tail_mean[:, None], fits.tail_sd[:, None])
-            - np.log(fits.null_share)[:, None]
-            - _log_normal_pdf(grid, fits.null_mean[:, None], fits.null_sd[:, None])
-            - np.log((1 - LOCAL_FDR) / LOCAL_FDR)
-        )
+        log_ratio = _log_odds(grid, *column) - np.log((1 - LOCAL_FDR) / LOCAL_FDR)
     reached = log_ratio >= 0
     rows = np.arange(len(grid))
-    found = reached.any(axis=1)
-    first = reached.argmax(axis=1)
+    first = reached.argmax(axis=1)  # 0 where reached at the bulk's centre, or never
     before = np.maximum(first - 1, 0)
     below, above = log_ratio[rows, before], log_ratio[rows, first]
-    rising = above > below
-    between = np.where(rising, -below / np.where(rising, above - below, 1.0), 1.0)
-    between = np.where(first > 0, np.clip(between, 0.0, 1.0), 1.0)  # reached at once: the centre
+    # past the first point, below < 0 <= above: the straight line crosses zero between them
+    between = np.where(first > 0, -below / np.where(first > 0, above - below, 1.0), 0.0)
     point = grid[rows, before] + between * (grid[rows, first] - grid[rows, before])
-    return np.where(found, point, fits.tail_mean)
+    return np.where(reached.any(axis=1), point, fits.tail_mean)
 
 
 def _fit(
@@ -280,13 +292,8 @@ def memorised_probability(values: np.ndarray, fit: BulkFit) -> np.ndarray | None
     if fit.tail_centre is None or fit.tail_scale is None:
         return None
     x = np.maximum(np.asarray(values, dtype=np.float64), fit.centre)
-    log_ratio = (
-        np.log(1 - fit.bulk_share)
-        + _log_normal_pdf(x, np.asarray(fit.tail_centre), np.asarray(fit.tail_scale))
-        - np.log(fit.bulk_share)
-        - _log_normal_pdf(x, np.asarray(fit.centre), np.asarray(fit.scale))
-    )
-    posterior = 1 / (1 + np.exp(-np.clip(log_ratio, -700, 700)))
+    parameters = (fit.centre, fit.scale, fit.bulk_share, fit.tail_centre, fit.tail_scale)
+    posterior = special.expit(_log_odds(x, *(np.asarray(v) for v in parameters)))
     order = np.argsort(x, kind="stable")
     lifted = np.empty_like(posterior)
     lifted[order] = np.maximum.accumulate(posterior[order])
