@@ -72,10 +72,10 @@ def rejudged(report: Report, x: np.ndarray, twins: np.ndarray, tables: Path | No
     return Rejudged(now, *with_spread(now.p_value, now.min_attainable_p, spread), spread)
 
 
-def halves(ids: list[str], flags: list[bool], split: dict[str, list[str]] | None) -> str:
-    if split is None:
+def halves(ids: list[str], flags: list[bool], leaked: set[str]) -> str:
+    """Flag rates of the leaked and the held-out questions ("" without a split)."""
+    if not leaked:
         return ""
-    leaked = set(split["leaked"])
     seen = [f for i, f in zip(ids, flags, strict=True) if i in leaked]
     unseen = [f for i, f in zip(ids, flags, strict=True) if i not in leaked]
     return f"{np.mean(seen):.0%} / {np.mean(unseen):.0%}"
@@ -90,37 +90,34 @@ def main() -> None:
         "| audit | verdict then | verdict now | index then | index now |",
         "|---|---|---|---|---|",
     ]
-    for folder in map(Path, sys.argv[1:]):
-        split = split_of(folder)
-        for path in sorted(folder.glob("*.json")):
-            report = Report.model_validate_json(path.read_text())
-            audit = f"{folder.parent.name}/{folder.name}/{path.stem}".removeprefix("validation/")
-            for result in report.tests:
-                if result.kind != "bulk" or result.null is None:
-                    continue
-                ids, flags_then, x, twins = scores_of(report, result)
-                now, p_now, min_p_now, spread = rejudged(report, x, twins)
-                flagged = int(now.flags.sum())
-                changed = flagged != result.n_flagged
-                mark = " **changed**" if changed else ""
-                tests_table.append(
-                    f"| {audit} | {result.name} | {result.n_flagged}/{result.n} | {flagged}/{len(x)}{mark} | "
-                    f"{halves(ids, flags_then, split)} | {halves(ids, list(now.flags), split)} | "
-                    f"{result.p_value:.2g} | {p_now:.2g} |"
-                )
-                result.n_flagged, result.flag_rate = flagged, flagged / len(x)
-                result.p_value, result.min_attainable_p = p_now, min_p_now
-                result.null.tail_p_value = now.p_value  # what the verdict's rule reads
-                result.null.spread_p_value = None if spread is None else spread.p_value
-                result.null.spread_correlation = None if spread is None else spread.correlation
-            judgement = judge(report.tests, report.settings.alpha)
-            for result in report.tests:
-                result.status = judgement.statuses[result.name]
-            index = evidence_index(report.tests, judgement.code)
-            audits_table.append(
-                f"| {audit} | {report.verdict.label} | {judgement.label} | "
-                f"{value(report.index.value)} ({report.index.band}) | {value(index.value)} ({index.band}) |"
+    for folder, path, report, leaked in saved_audits(map(Path, sys.argv[1:])):
+        audit = f"{folder.parent.name}/{folder.name}/{path.stem}".removeprefix("validation/")
+        for result in report.tests:
+            if result.kind != "bulk" or result.null is None:
+                continue
+            ids, flags_then, x, twins = scores_of(report, result)
+            now, p_now, min_p_now, spread = rejudged(report, x, twins)
+            flagged = int(now.flags.sum())
+            changed = flagged != result.n_flagged
+            mark = " **changed**" if changed else ""
+            tests_table.append(
+                f"| {audit} | {result.name} | {result.n_flagged}/{result.n} | {flagged}/{len(x)}{mark} | "
+                f"{halves(ids, flags_then, leaked)} | {halves(ids, list(now.flags), leaked)} | "
+                f"{result.p_value:.2g} | {p_now:.2g} |"
             )
+            result.n_flagged, result.flag_rate = flagged, flagged / len(x)
+            result.p_value, result.min_attainable_p = p_now, min_p_now
+            result.null.tail_p_value = now.p_value  # what the verdict's rule reads
+            result.null.spread_p_value = None if spread is None else spread.p_value
+            result.null.spread_correlation = None if spread is None else spread.correlation
+        judgement = judge(report.tests, report.settings.alpha)
+        for result in report.tests:
+            result.status = judgement.statuses[result.name]
+        index = evidence_index(report.tests, judgement.code)
+        audits_table.append(
+            f"| {audit} | {report.verdict.label} | {judgement.label} | "
+            f"{value(report.index.value)} ({report.index.band}) | {value(index.value)} ({index.band}) |"
+        )
     print("\n".join(tests_table))
     print()
     print("\n".join(audits_table))
