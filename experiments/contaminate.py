@@ -93,6 +93,7 @@ def load_base(base: str, cache: Path) -> tuple[Any, Any, Path]:
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     from contamcheck.backends import ModelOptions, describe_model, load_model
+    from contamcheck.backends.hf import _converted_copy, resolve_source
     from contamcheck.evidence.cache import EvidenceCache
 
     if Path(base).is_dir():
@@ -100,8 +101,12 @@ def load_base(base: str, cache: Path) -> tuple[Any, Any, Path]:
     else:
         store = EvidenceCache(cache)
         options = ModelOptions(device="cpu", dtype="float32", cache_dir=store.folder)
-        load_model(base, options, describe_model(base, options, store.file_digest))  # makes the copy once
-        folder = next(p for p in (store.folder / "converted").iterdir() if not p.name.startswith("."))
+        description = describe_model(base, options, store.file_digest)
+        load_model(base, options, description)  # makes the dequantised copy once
+        copy = _converted_copy(resolve_source(base), description.identity, store.folder / "converted")
+        if copy is None or not (copy / "config.json").is_file():
+            raise SystemExit(f"{base}: no dequantised copy was made; pass a transformers folder as --base")
+        folder = copy
     tokenizer = AutoTokenizer.from_pretrained(folder)
     return AutoModelForCausalLM.from_pretrained(folder, dtype="float32"), tokenizer, folder
 
