@@ -92,7 +92,12 @@ def test_a_bulk_test_carried_by_the_spread_test_fails_on_p_alone():
     counted = Outcome("min-k", kind="bulk", p_value=6.7e-5, flag_rate=0.045)
     assert judge([carried], alpha=0.001).code == "likely"
     assert judge([counted], alpha=0.001).code == "evidence"  # a flag count needs twice the rate
-    assert "as a whole" in judge([carried], alpha=0.001).explanation  # the flags don't say which
+    alone = judge([carried], alpha=0.001).explanation
+    assert "as a whole" in alone and alone.endswith("its flags do not say which questions.")
+    # beside a test whose flags do say which (Gemma-3's one pass, SmolLM2 as reference: zlib 90 flags)
+    flagged = Outcome("zlib", kind="bulk", p_value=1e-70, flag_rate=0.46)
+    both = judge([carried, flagged], alpha=0.001).explanation
+    assert both.endswith("its flags do not say which questions; those of zlib do.")
 
 
 @pytest.mark.parametrize(
