@@ -8,6 +8,10 @@ folder's split is saved beside it, also the mean of the report's per-question pr
 memorisation (``stats.bulk.memorised_probability``) over the leaked and the held-out questions:
 how well that probability is calibrated where the truth is known.
 
+With ``--rejected``, instead: where the product fits one normal, the best mixture it turned down
+and which rule turned it down (its gain short of the cut, a bulk under ``MIN_BULK_SHARE``, or an
+upper centre short of the bulk's flag threshold, ``TAIL_BEYOND`` SDs up).
+
     python experiments/tail_shapes.py docs/validation/*/ docs/validation/other-reference/*/
 """
 
@@ -19,7 +23,14 @@ from pathlib import Path
 import numpy as np
 from reanalyse import saved_audits, scores_of
 
-from contamcheck.stats.bulk import candidates, fit_bulk, memorised_probability, mixture_cut
+from contamcheck.stats.bulk import (
+    MIN_BULK_SHARE,
+    TAIL_BEYOND,
+    candidates,
+    fit_bulk,
+    memorised_probability,
+    mixture_cut,
+)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -27,7 +38,11 @@ def main(argv: list[str] | None = None) -> None:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("folders", nargs="+", type=Path)
+    parser.add_argument("--rejected", action="store_true", help="the mixtures turned down, and why")
     args = parser.parse_args(argv)
+    if args.rejected:
+        rejected(args.folders)
+        return
     print(
         "| audit | test | questions | tail above the bulk (SDs) | tail width / bulk's | "
         "bulk share | gain / cut | mean P(memorised), leaked / held-out |"
@@ -54,6 +69,35 @@ def main(argv: list[str] | None = None) -> None:
                 f"| {folder.name}/{path.stem} | {result.name} | {len(x)} | {above:.1f} | "
                 f"{fits.tail_sd[0] / fits.null_sd[0]:.2f} | {fits.null_share[0]:.2f} | "
                 f"{fits.gain[0]:.0f} / {cut:.0f} | {calibration} |"
+            )
+
+
+def rejected(folders: list[Path]) -> None:
+    print(
+        "| audit | test | questions | upper centre above the bulk (SDs) | bulk share | gain / cut "
+        "| turned down by |"
+    )
+    print("|---|---|---|---|---|---|---|")
+    for folder, path, report, _ in saved_audits(folders):
+        for result in report.tests:
+            if result.kind != "bulk" or result.null is None or result.null.components != 1:
+                continue
+            _, _, x, _ = scores_of(report, result)
+            best = candidates(x, min_share=0.0, tail_beyond=-np.inf)  # the EM's mixture, no rule applied
+            above = (best.tail_mean[0] - best.null_mean[0]) / best.null_sd[0]
+            cut = mixture_cut(len(x))
+            reasons = [
+                reason
+                for reason, applies in (
+                    ("gain", best.gain[0] <= cut),
+                    (f"bulk share < {MIN_BULK_SHARE:g}", best.null_share[0] < MIN_BULK_SHARE),
+                    (f"centre < {TAIL_BEYOND:.3f} SDs", above < TAIL_BEYOND),
+                )
+                if applies
+            ]
+            print(
+                f"| {folder.name}/{path.stem} | {result.name} | {len(x)} | {above:.2f} | "
+                f"{best.null_share[0]:.2f} | {best.gain[0]:.0f} / {cut:.0f} | {', '.join(reasons)} |"
             )
 
 

@@ -19,6 +19,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "experiments"))
 
 import contaminate
 import flag_overlap
+import null_skew
 import sample_size
 import self_calibration
 import simulated_tail
@@ -93,6 +94,14 @@ def test_contaminate_then_validate_on_a_tiny_model(tmp_path, capsys):
     shapes = capsys.readouterr().out.splitlines()
     assert any(line.startswith("| gsm8k-seed3/reference-leak-20 | zlib |") for line in shapes), shapes
     assert not any("base" in line or "clean" in line for line in shapes[2:]), shapes
+    tail_shapes.main([str(out / "gsm8k-seed3"), "--rejected"])
+    turned_down = [line.split(" | ") for line in capsys.readouterr().out.splitlines()[2:]]
+    kept = {line.split(" | ")[0] + " | " + line.split(" | ")[1] for line in shapes[2:]}
+    assert turned_down and all(row[-1].strip(" |") for row in turned_down)  # each with its reason
+    assert not any(f"{row[0]} | {row[1]}" in kept for row in turned_down)  # a kept tail is not listed
+    null_skew.main([str(out / "gsm8k-seed3")])
+    skews = capsys.readouterr().out
+    assert "| min-k | default | 3 |" in skews and "| zlib | reference | 3 |" in skews, skews
     flag_overlap.main([str(out / "gsm8k-seed3"), "--test", "zlib", "--setting", "reference"])
     overlap = capsys.readouterr().out
     assert overlap.startswith("base model: ") and "\n| leak-20 | " in overlap and " of 20 (" in overlap

@@ -1,0 +1,92 @@
+"""How bell-shaped are the scores of questions a model never saw? Skewness per test, saved audits.
+
+The bulk null assumes the never-seen questions' scores are one normal. For every saved audit in
+the folders: a clean model's scores over all questions, a contaminated model's over its held-out
+half (the split beside the folder says which), each likelihood test's skewness (the moment
+estimate, standard error about sqrt(6 / n)) and Bowley's quartile skewness (robust to a few
+outliers), then per test and setting the median and range over the audits; and every never-seen
+set of which a test flags more than 10% under the current rule (the audit's scores fitted again),
+with its skewness and the fitted null.
+
+    python experiments/null_skew.py docs/validation/gsm8k-seed0 docs/validation/humaneval-seed0 \\
+        docs/validation/other-reference/* docs/validation/sample-size/gsm8k-* docs/validation/gemma-tested/*
+"""
+
+from __future__ import annotations
+
+import sys
+from collections import defaultdict
+from pathlib import Path
+
+import numpy as np
+from reanalyse import saved_audits, scores_of
+from scipy.stats import skew
+
+from contamcheck.stats.bulk import fit_bulk, threshold_of
+
+BULK_TESTS = ("min-k", "min-k++", "zlib")
+SETTINGS = ("default", "reference", "other-reference")  # the control setting judges against controls
+
+
+def bowley(values: np.ndarray) -> float:
+    q1, q2, q3 = np.percentile(values, [25, 50, 75])
+    return float((q3 + q1 - 2 * q2) / (q3 - q1)) if q3 > q1 else 0.0
+
+
+def main(argv: list[str] | None = None) -> None:
+    folders = [Path(p) for p in (sys.argv[1:] if argv is None else argv) if Path(p).is_dir()]
+    rows: dict[tuple[str, str], list[tuple[float, float, str]]] = defaultdict(list)
+    overflagged: list[str] = []
+    for folder, path, report, leaked in saved_audits(folders):
+        longest_first = sorted(SETTINGS, key=len, reverse=True)  # other-reference before reference
+        setting = next((s for s in longest_first if path.stem.startswith(s + "-")), None)
+        if setting is None:
+            continue
+        contaminated = path.stem.removeprefix(setting + "-").startswith("leak-")
+        if contaminated and not leaked:
+            continue  # a leak without its split: which questions it never saw is unknown
+        for result in report.tests:
+            if result.name not in BULK_TESTS or result.status == "skipped":
+                continue
+            ids, _, values, _ = scores_of(report, result)
+            seen = [contaminated and i in leaked for i in ids]
+            never_seen = values[~np.array(seen, dtype=bool)]
+            if len(never_seen) < 20:
+                continue
+            nested = folder.parent.name != "validation"  # other-reference/, sample-size/, ...
+            where = f"{folder.parent.name}/{folder.name}" if nested else folder.name
+            label = f"{where}/{path.stem}" + (" (held-out half)" if contaminated else "")
+            moment = float(skew(never_seen))
+            rows[(result.name, setting)].append((moment, bowley(never_seen), label))
+            fit = fit_bulk(values)
+            flagged = float(np.mean(never_seen > threshold_of(fit)))
+            if flagged > 0.1:
+                overflagged.append(
+                    f"| {label} | {result.name} | {flagged:.0%} | {moment:+.2f} | "
+                    f"{fit.components} | {fit.bulk_share:.2f} |"
+                )
+    print("| test | setting | audits | skewness: median (range) | Bowley: median (range) | most skewed |")
+    print("|---|---|---|---|---|---|")
+    for test in BULK_TESTS:
+        for setting in SETTINGS:
+            found = rows.get((test, setting))
+            if not found:
+                continue
+            moments = np.array([m for m, _, _ in found])
+            quartiles = np.array([b for _, b, _ in found])
+            worst = max(found, key=lambda row: row[0])
+            print(
+                f"| {test} | {setting} | {len(found)} | {np.median(moments):+.2f} "
+                f"({moments.min():+.2f} to {moments.max():+.2f}) | {np.median(quartiles):+.2f} "
+                f"({quartiles.min():+.2f} to {quartiles.max():+.2f}) | {worst[2]}: {worst[0]:+.2f} |"
+            )
+    print()
+    print("Never-seen sets of which a test flags more than 10% under the current rule:")
+    print()
+    print("| audit | test | flagged | skewness | components | bulk share |")
+    print("|---|---|---|---|---|---|")
+    print("\n".join(overflagged))
+
+
+if __name__ == "__main__":
+    main()
