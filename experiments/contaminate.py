@@ -88,27 +88,28 @@ STDLIB_MODULES = (
 )
 
 
-def load_base(base: str, cache: Path) -> tuple[Any, Any, Path]:
-    """The base model as a plain transformers folder (for a packaged GGUF, its dequantised copy)."""
+def load_base(base: str, cache: Path) -> tuple[Any, Any, str]:
+    """The base model, and where to load it again from: a plain transformers folder (for a packaged
+    or local GGUF, its dequantised copy in the cache, found by the model's identity) or a Hub id."""
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     from contamcheck.backends import ModelOptions, describe_model, load_model
-    from contamcheck.backends.hf import _converted_copy, resolve_source
+    from contamcheck.backends.hf import converted_copy, resolve_source
     from contamcheck.evidence.cache import EvidenceCache
 
-    if Path(base).is_dir():
-        folder = Path(base)
-    else:
+    source = resolve_source(base)
+    location = base
+    if source.kind == "gguf":
         store = EvidenceCache(cache)
         options = ModelOptions(device="cpu", dtype="float32", cache_dir=store.folder)
         description = describe_model(base, options, store.file_digest)
         load_model(base, options, description)  # makes the dequantised copy once
-        copy = _converted_copy(resolve_source(base), description.identity, store.folder / "converted")
+        copy = converted_copy(source, description.identity, store.folder / "converted")
         if copy is None or not (copy / "config.json").is_file():
-            raise SystemExit(f"{base}: no dequantised copy was made; pass a transformers folder as --base")
-        folder = copy
-    tokenizer = AutoTokenizer.from_pretrained(folder)
-    return AutoModelForCausalLM.from_pretrained(folder, dtype="float32"), tokenizer, folder
+            raise SystemExit(f"{base}: its dequantised copy could not be saved under {store.folder}")
+        location = str(copy)
+    tokenizer = AutoTokenizer.from_pretrained(location)
+    return AutoModelForCausalLM.from_pretrained(location, dtype="float32"), tokenizer, location
 
 
 def gsm8k_questions(path: Path) -> list[dict[str, str]]:

@@ -59,3 +59,21 @@ def test_the_converted_copy_of_a_gguf_gives_identical_numbers(tmp_path):
     assert second.has_chat_template and second.generate(["Say hi."], [4], chat=True) == first.generate(
         ["Say hi."], [4], chat=True
     )
+
+
+def test_the_experiments_fine_tune_the_packaged_base_they_name(tmp_path):
+    # contaminate.py once took the first folder in the cache's converted/, whichever model it held
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "experiments"))
+    from contaminate import load_base
+
+    decoys = [tmp_path / "converted" / f"{i:03d}-another-model" for i in range(5)]
+    for decoy in decoys:  # the order a folder lists them in is the filesystem's: several, to be sure
+        decoy.mkdir(parents=True)
+        (decoy / "config.json").write_text('{"model_type": "gemma3_text"}')
+    model, tokenizer, location = load_base(MODEL, tmp_path)
+    assert Path(location).parent == tmp_path / "converted" and Path(location) not in decoys
+    assert model.config.model_type == "llama" and 130e6 < model.num_parameters() < 140e6
+    assert tokenizer("Janet's ducks")["input_ids"]

@@ -98,6 +98,16 @@ def test_a_bulk_test_carried_by_the_spread_test_fails_on_p_alone():
     flagged = Outcome("zlib", kind="bulk", p_value=1e-70, flag_rate=0.46)
     both = judge([carried, flagged], alpha=0.001).explanation
     assert both.endswith("its flags do not say which questions; those of zlib do.")
+    # two carried by the spread (Gemma-3's HumanEval one pass with the base: min-k and min-k++),
+    # and tests without flags of their own (canonical order; a carried test with many flags) are
+    # never said to name the questions
+    second = Outcome("min-k++", kind="bulk", p_value=6.7e-5, flag_rate=0.06, spread_carried=True)
+    order = Outcome("canonical-order", kind="aggregate", p_value=1e-5, flag_rate=None)
+    many = Outcome("zlib", kind="bulk", p_value=6.7e-5, flag_rate=0.2, spread_carried=True)
+    plural = judge([carried, second, order, many], alpha=0.001).explanation
+    assert plural.endswith("min-k and min-k++ saw it in the benchmark as a whole (its questions spread "
+                           "more than their twins, as when part of it was seen), not in single questions: "
+                           "their flags do not say which questions.")  # fmt: skip
 
 
 @pytest.mark.parametrize(

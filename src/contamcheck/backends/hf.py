@@ -259,7 +259,7 @@ class HFModel:
     ) -> HFModel:
         source = resolve_source(spec)
         name = source.display if source.kind != "hub" else spec
-        converted = _converted_copy(source, identity, converted_dir)
+        converted = converted_copy(source, identity, converted_dir)
         if converted is not None and (converted / "config.json").is_file():
             # A GGUF converted before: the same fp32 weights and tokenizer, loaded in a second.
             source = ModelSource("folder", str(converted), display_name=name)
@@ -620,7 +620,7 @@ def _by_family(indices: list[int], encoded: list[list[int]]) -> list[int]:
     return sorted(indices, key=family)
 
 
-def _converted_copy(source: ModelSource, identity: str | None, converted_dir: Path | None) -> Path | None:
+def converted_copy(source: ModelSource, identity: str | None, converted_dir: Path | None) -> Path | None:
     """Where a GGUF model's dequantised copy lives (dequantising takes most of its load time)."""
     if source.kind != "gguf" or converted_dir is None or identity is None:
         return None

@@ -119,7 +119,12 @@ def judge(outcomes: Sequence[TestOutcome], alpha: float) -> Judgement:
             if statuses[o.name] == "fail" and o.kind != "aggregate" and o.aggregate_evidence
             and (o.flag_rate or 0.0) < 2 * (o.expected_rate or EXPECTED_RATE)
         ]  # fmt: skip
-        flagging = [name for name in failing if name not in as_a_whole]
+        # the failing tests whose own flag count carried them: their flags do name questions
+        flagging = [
+            o.name
+            for o in calibrated
+            if statuses[o.name] == "fail" and o.kind != "aggregate" and not o.aggregate_evidence
+        ]
         note = (
             f" {listed(as_a_whole)} saw it in the benchmark as a whole (its questions spread more than "
             "their twins, as when part of it was seen), not in single questions: "
