@@ -6,7 +6,9 @@ half (the split beside the folder says which), each likelihood test's skewness (
 estimate, standard error about sqrt(6 / n)) and Bowley's quartile skewness (robust to a few
 outliers), then per test and setting the median and range over the audits; and every never-seen
 set of which a test flags more than 10% under the current rule (the audit's scores fitted again),
-with its skewness and the fitted null.
+with its skewness and the fitted null. An audit counts once: a base model in a reference setting
+(its own reference, so no reference) and a rebuilt model whose scores repeat another audit's
+(within a thousandth of their SD: the seed-0 models built twice) are left out.
 
     python experiments/null_skew.py docs/validation/gsm8k-seed0 docs/validation/humaneval-seed0 \\
         docs/validation/other-reference/* docs/validation/sample-size/gsm8k-* docs/validation/gemma-tested/*
@@ -37,6 +39,7 @@ def main(argv: list[str] | None = None) -> None:
     folders = [Path(p) for p in (sys.argv[1:] if argv is None else argv) if Path(p).is_dir()]
     rows: dict[tuple[str, str], list[tuple[float, float, str]]] = defaultdict(list)
     overflagged: list[str] = []
+    counted: dict[tuple[str, str], list[np.ndarray]] = defaultdict(list)
     for folder, path, report, leaked in saved_audits(folders):
         longest_first = sorted(SETTINGS, key=len, reverse=True)  # other-reference before reference
         setting = next((s for s in longest_first if path.stem.startswith(s + "-")), None)
@@ -45,14 +48,23 @@ def main(argv: list[str] | None = None) -> None:
         contaminated = path.stem.removeprefix(setting + "-").startswith("leak-")
         if contaminated and not leaked:
             continue  # a leak without its split: which questions it never saw is unknown
+        if setting != "default" and report.reference.status != "used":
+            continue  # the base as its own reference: its default audit again
         for result in report.tests:
             if result.name not in BULK_TESTS or result.status == "skipped":
                 continue
             ids, _, values, _ = scores_of(report, result)
             seen = [contaminated and i in leaked for i in ids]
             never_seen = values[~np.array(seen, dtype=bool)]
-            if len(never_seen) < 20:
+            before = counted[(result.name, setting)]
+            tolerance = 1e-3 * float(np.std(never_seen))
+            repeats = any(
+                len(b) == len(never_seen) and np.allclose(b, never_seen, rtol=0, atol=tolerance)
+                for b in before
+            )
+            if len(never_seen) < 20 or repeats:
                 continue
+            before.append(never_seen)
             nested = folder.parent.name != "validation"  # other-reference/, sample-size/, ...
             where = f"{folder.parent.name}/{folder.name}" if nested else folder.name
             label = f"{where}/{path.stem}" + (" (held-out half)" if contaminated else "")

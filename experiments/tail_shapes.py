@@ -95,8 +95,9 @@ def rejected(folders: list[Path]) -> None:
                 )
                 if applies
             ]
+            shown = f"{above:.2f}" if abs(above) < 100 else "(degenerate)"  # a lower part of a few points
             print(
-                f"| {folder.name}/{path.stem} | {result.name} | {len(x)} | {above:.2f} | "
+                f"| {folder.name}/{path.stem} | {result.name} | {len(x)} | {shown} | "
                 f"{best.null_share[0]:.2f} | {best.gain[0]:.0f} / {cut:.0f} | {', '.join(reasons)} |"
             )
 

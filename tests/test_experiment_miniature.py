@@ -101,7 +101,8 @@ def test_contaminate_then_validate_on_a_tiny_model(tmp_path, capsys):
     assert not any(f"{row[0]} | {row[1]}" in kept for row in turned_down)  # a kept tail is not listed
     null_skew.main([str(out / "gsm8k-seed3")])
     skews = capsys.readouterr().out
-    assert "| min-k | default | 3 |" in skews and "| zlib | reference | 3 |" in skews, skews
+    # the base in the reference setting is its own reference: counted once, in the default setting
+    assert "| min-k | default | 3 |" in skews and "| zlib | reference | 2 |" in skews, skews
     flag_overlap.main([str(out / "gsm8k-seed3"), "--test", "zlib", "--setting", "reference"])
     overlap = capsys.readouterr().out
     assert overlap.startswith("base model: ") and "\n| leak-20 | " in overlap and " of 20 (" in overlap
