@@ -103,8 +103,9 @@ def load_base(base: str, cache: Path) -> tuple[Any, Any, str]:
         store = EvidenceCache(cache)
         options = ModelOptions(device="cpu", dtype="float32", cache_dir=store.folder)
         description = describe_model(base, options, store.file_digest)
-        load_model(base, options, description)  # makes the dequantised copy once
         copy = converted_copy(source, description.identity, store.folder / "converted")
+        if copy is not None and not (copy / "config.json").is_file():
+            load_model(base, options, description)  # dequantises, and saves the copy once
         if copy is None or not (copy / "config.json").is_file():
             raise SystemExit(f"{base}: its dequantised copy could not be saved under {store.folder}")
         location = str(copy)

@@ -23,11 +23,15 @@ from pathlib import Path
 import numpy as np
 from reanalyse import saved_audits, scores_of
 from scipy.stats import skew
+from validate import SETTINGS as VALIDATE_SETTINGS
 
 from contamcheck.stats.bulk import fit_bulk, threshold_of
 
 BULK_TESTS = ("min-k", "min-k++", "zlib")
-SETTINGS = ("default", "reference", "other-reference")  # the control setting judges against controls
+# the control setting judges against the controls, not the bulk
+SETTINGS = tuple(s for s in VALIDATE_SETTINGS if s != "control")
+# a file name's "other-reference-" is tried before "reference-"
+LONGEST_FIRST = sorted(SETTINGS, key=len, reverse=True)
 
 
 def bowley(values: np.ndarray) -> float:
@@ -41,8 +45,7 @@ def main(argv: list[str] | None = None) -> None:
     overflagged: list[str] = []
     counted: dict[tuple[str, str], list[np.ndarray]] = defaultdict(list)
     for folder, path, report, leaked in saved_audits(folders):
-        longest_first = sorted(SETTINGS, key=len, reverse=True)  # other-reference before reference
-        setting = next((s for s in longest_first if path.stem.startswith(s + "-")), None)
+        setting = next((s for s in LONGEST_FIRST if path.stem.startswith(s + "-")), None)
         if setting is None:
             continue
         contaminated = path.stem.removeprefix(setting + "-").startswith("leak-")

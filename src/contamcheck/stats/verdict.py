@@ -112,19 +112,15 @@ def judge(outcomes: Sequence[TestOutcome], alpha: float) -> Judgement:
     calibrated = [o for o in ran if o.calibrated]
     failing = [o.name for o in calibrated if statuses[o.name] == "fail"]
     if failing:
+        per_question = [o for o in calibrated if statuses[o.name] == "fail" and o.kind != "aggregate"]
         # a likelihood test failed on how its questions spread against their twins, with few flags
         as_a_whole = [
             o.name
-            for o in calibrated
-            if statuses[o.name] == "fail" and o.kind != "aggregate" and o.aggregate_evidence
-            and (o.flag_rate or 0.0) < 2 * (o.expected_rate or EXPECTED_RATE)
-        ]  # fmt: skip
-        # the failing tests whose own flag count carried them: their flags do name questions
-        flagging = [
-            o.name
-            for o in calibrated
-            if statuses[o.name] == "fail" and o.kind != "aggregate" and not o.aggregate_evidence
+            for o in per_question
+            if o.aggregate_evidence and (o.flag_rate or 0.0) < 2 * (o.expected_rate or EXPECTED_RATE)
         ]
+        # those whose own flag count carried them: their flags do name questions
+        flagging = [o.name for o in per_question if not o.aggregate_evidence]
         note = (
             f" {listed(as_a_whole)} saw it in the benchmark as a whole (its questions spread more than "
             "their twins, as when part of it was seen), not in single questions: "
