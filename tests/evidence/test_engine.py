@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 
 import numpy as np
@@ -62,6 +63,31 @@ def test_second_audit_reads_everything_from_the_store_and_loads_no_model():
     assert engine.stats.from_store == 2 and engine.stats.computed == 0
     expected = FakeModel().score(["z"])[0].logprobs.astype(np.float32)  # stored as float32
     np.testing.assert_array_equal(evidence.stats("z").logprobs, expected)
+
+
+def test_a_stored_value_is_never_replaced_by_one_computed_in_another_batch():
+    class BatchDependent(CountingModel):
+        """Like a padded batch on a real model: a text's numbers move a little with its neighbours."""
+
+        def score(self, texts: Sequence[str]) -> list[TokenStats]:
+            stats = super().score(texts)
+            shift = 1e-3 * max(len(t) for t in texts)
+            return [dataclasses.replace(s, logprobs=s.logprobs + shift) for s in stats]
+
+    store = MemoryStore()
+    first = EvidenceEngine(BatchDependent, "m", store, 2).compute(
+        [ScoreRequest(t) for t in ["a", "bb"]], "model"
+    )
+    model = BatchDependent()
+    second = EvidenceEngine(lambda: model, "m", store, 2).compute(
+        [ScoreRequest(t) for t in ["bb", "cccc"]], "model"
+    )
+    assert model.batches == [["bb", "cccc"]]  # "bb" computed again beside a longer text
+    np.testing.assert_array_equal(second.stats("bb").logprobs, first.stats("bb").logprobs)
+    keys = {t: ScoreRequest(t).key for t in ["a", "bb", "cccc"]}
+    stored = store.get_many("m", keys.values())
+    np.testing.assert_array_equal(stored[keys["bb"]].logprobs, first.stats("bb").logprobs)
+    assert len(stored) == 3  # the new text is stored
 
 
 def test_batch_plan_does_not_depend_on_arrival_order():

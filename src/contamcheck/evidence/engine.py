@@ -90,8 +90,11 @@ class EvidenceEngine:
                 keys = [r.key for r in batch]
                 found = self.store.get_many(self.namespace, keys)
                 if len(found) < len(keys):
-                    found = self._compute_batch(batch, self._ticks(f"{label}: {_verb(kind)}", done, total))
-                    self.store.put_many(self.namespace, found)
+                    computed = self._compute_batch(batch, self._ticks(f"{label}: {_verb(kind)}", done, total))
+                    # A text another audit stored keeps its stored value: computed beside other texts
+                    # it can differ in the last float32 digit, and that audit's numbers must not move.
+                    self.store.put_many(self.namespace, {k: v for k, v in computed.items() if k not in found})
+                    found = computed | found
                 else:
                     self.stats.from_store += len(keys)
                 values.update(found)
