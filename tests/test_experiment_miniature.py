@@ -17,6 +17,7 @@ from tiny import sample_rows, train_tokenizer, trained_model_folder, write_jsonl
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "experiments"))
 
+import combined_score
 import contaminate
 import flag_overlap
 import null_skew
@@ -103,6 +104,12 @@ def test_contaminate_then_validate_on_a_tiny_model(tmp_path, capsys):
     skews = capsys.readouterr().out
     # the base in the reference setting is its own reference: counted once, in the default setting
     assert "| min-k | default | 3 |" in skews and "| zlib | reference | 2 |" in skews, skews
+    combined_score.main([str(out / "gsm8k-seed3")])
+    combined = [line.split(" | ") for line in capsys.readouterr().out.splitlines()[2:]]
+    assert {row[0] for row in combined} == {f"| gsm8k-seed3/{s}-leak-20" for s in ("default", "reference")}
+    for row in combined:  # 20 leaked and 20 held-out questions; min-k++ did not run
+        assert row[1] == "40" and row[3] == "" and all(0 <= float(row[i]) <= 1 for i in (2, 4, 5)), row
+        assert row[6].startswith("min-k·zlib ") and -1 <= float(row[6].split()[1]) <= 1, row
     flag_overlap.main([str(out / "gsm8k-seed3"), "--test", "zlib", "--setting", "reference"])
     overlap = capsys.readouterr().out
     assert overlap.startswith("base model: ") and "\n| leak-20 | " in overlap and " of 20 (" in overlap

@@ -1,0 +1,72 @@
+"""Would one score from all three likelihood tests rank a light leak better than the best of them?
+
+For every saved audit of a contaminated model whose split is saved beside its folder: the AUROC of
+leaked vs held-out questions for each likelihood test's per-question score, and for their mean
+after each is put on a common robust scale (less its median, over 1.4826 times its median absolute
+deviation; fixed before the run, not chosen among others), over the questions all of them scored
+(where an audit ran two of the three tests, those two). Also the tests' rank correlations: three
+views of the same token log-probabilities, so averaging them can only take out the part of their
+noise they do not share.
+
+    python experiments/combined_score.py docs/validation/gsm8k-seed0 docs/validation/humaneval-seed0 \\
+        docs/validation/other-reference/* docs/validation/sample-size/gsm8k-* docs/validation/gemma-tested/*
+"""
+
+from __future__ import annotations
+
+import sys
+from itertools import combinations
+from pathlib import Path
+
+import numpy as np
+from reanalyse import saved_audits, scores_of
+from scipy.stats import rankdata, spearmanr
+
+TESTS = ("min-k", "min-k++", "zlib")
+
+
+def auroc(scores: np.ndarray, leaked: np.ndarray) -> float:
+    """The chance a leaked question outscores a held-out one (ties count half)."""
+    ranks = rankdata(scores)
+    n_leaked, n_held = int(leaked.sum()), int((~leaked).sum())
+    return float((ranks[leaked].sum() - n_leaked * (n_leaked + 1) / 2) / (n_leaked * n_held))
+
+
+def robust_z(x: np.ndarray) -> np.ndarray:
+    median = np.median(x)
+    return (x - median) / (1.4826 * np.median(np.abs(x - median)) + 1e-12)
+
+
+def main(argv: list[str] | None = None) -> None:
+    folders = [Path(p) for p in (sys.argv[1:] if argv is None else argv) if Path(p).is_dir()]
+    print("| audit | questions | " + " | ".join(TESTS) + " | combined | rank correlations |")
+    print("|---|---|" + "---|" * len(TESTS) + "---|---|")
+    done: set[str] = set()
+    for folder, path, report, leaked in saved_audits(folders, "*leak-*.json"):
+        audit = f"{folder.name}/{path.stem}"
+        if not leaked or audit in done:  # other-reference/gsm8k-seed0 repeats gsm8k-seed0's default
+            continue
+        done.add(audit)
+        per_test: dict[str, dict[str, float]] = {}
+        for result in report.tests:
+            if result.name in TESTS and result.status != "skipped" and result.null is not None:
+                ids, _, values, _ = scores_of(report, result)
+                per_test[result.name] = dict(zip(ids, values.tolist(), strict=True))
+        names = [name for name in TESTS if name in per_test]
+        if len(names) < 2:
+            continue
+        common = sorted(set.intersection(*(set(per_test[name]) for name in names)))
+        seen = np.array([i in leaked for i in common])
+        if seen.all() or not seen.any():
+            continue
+        columns = {name: np.array([per_test[name][i] for i in common]) for name in names}
+        combined = np.mean([robust_z(x) for x in columns.values()], axis=0)
+        correlations = ", ".join(
+            f"{a}·{b} {spearmanr(columns[a], columns[b])[0]:.2f}" for a, b in combinations(names, 2)
+        )
+        aurocs = " | ".join(f"{auroc(columns[n], seen):.2f}" if n in columns else "" for n in TESTS)
+        print(f"| {audit} | {len(common)} | {aurocs} | {auroc(combined, seen):.2f} | {correlations} |")
+
+
+if __name__ == "__main__":
+    main()
