@@ -36,6 +36,16 @@ def test_generations_round_trip_including_odd_text():
     assert decode(*encode(text)) == text
 
 
+def test_an_entry_is_written_once_and_a_second_writer_does_not_replace_it(tmp_path):
+    first, second = EvidenceCache(tmp_path), EvidenceCache(tmp_path)  # two processes, one file
+    first.put_many("m", {"k": stats(4)})
+    second.put_many("m", {"k": stats(9), "new": "text"})
+    for reader in (first, EvidenceCache(tmp_path)):
+        found = reader.get_many("m", ["k", "new"])
+        np.testing.assert_array_equal(found["k"].logprobs, stats(4).logprobs)
+        assert found["new"] == "text"
+
+
 def test_namespaces_keep_models_apart_and_survive_reopening(tmp_path):
     cache = EvidenceCache(tmp_path)
     cache.put_many("model-a", {"k1": stats(4), "k2": "continuation"})

@@ -65,29 +65,46 @@ def test_second_audit_reads_everything_from_the_store_and_loads_no_model():
     np.testing.assert_array_equal(evidence.stats("z").logprobs, expected)
 
 
+class BatchDependent(CountingModel):
+    """Like a padded batch on a real model: a text's numbers move a little with its neighbours."""
+
+    def score(self, texts: Sequence[str]) -> list[TokenStats]:
+        stats = super().score(texts)
+        shift = 1e-3 * max(len(t) for t in texts)
+        return [dataclasses.replace(s, logprobs=s.logprobs + shift) for s in stats]
+
+
 def test_a_stored_value_is_never_replaced_by_one_computed_in_another_batch():
-    class BatchDependent(CountingModel):
-        """Like a padded batch on a real model: a text's numbers move a little with its neighbours."""
-
-        def score(self, texts: Sequence[str]) -> list[TokenStats]:
-            stats = super().score(texts)
-            shift = 1e-3 * max(len(t) for t in texts)
-            return [dataclasses.replace(s, logprobs=s.logprobs + shift) for s in stats]
-
     store = MemoryStore()
     first = EvidenceEngine(BatchDependent, "m", store, 2).compute(
         [ScoreRequest(t) for t in ["a", "bb"]], "model"
     )
     model = BatchDependent()
-    second = EvidenceEngine(lambda: model, "m", store, 2).compute(
-        [ScoreRequest(t) for t in ["bb", "cccc"]], "model"
-    )
+    engine = EvidenceEngine(lambda: model, "m", store, 2)
+    second = engine.compute([ScoreRequest(t) for t in ["bb", "cccc"]], "model")
     assert model.batches == [["bb", "cccc"]]  # "bb" computed again beside a longer text
     np.testing.assert_array_equal(second.stats("bb").logprobs, first.stats("bb").logprobs)
     keys = {t: ScoreRequest(t).key for t in ["a", "bb", "cccc"]}
     stored = store.get_many("m", keys.values())
     np.testing.assert_array_equal(stored[keys["bb"]].logprobs, first.stats("bb").logprobs)
-    assert len(stored) == 3  # the new text is stored
+    np.testing.assert_array_equal(stored[keys["cccc"]].logprobs, second.stats("cccc").logprobs)
+    assert (engine.stats.from_store, engine.stats.computed) == (1, 1)
+
+
+def test_a_value_another_process_stored_meanwhile_wins():
+    store = MemoryStore()
+
+    class Racing(BatchDependent):
+        def score(self, texts: Sequence[str]) -> list[TokenStats]:
+            store.put_many("m", {ScoreRequest("bb").key: FakeModel().score(["bb"])[0]})  # the other process
+            return super().score(texts)
+
+    evidence = EvidenceEngine(Racing, "m", store, 2).compute([ScoreRequest(t) for t in ["a", "bb"]], "model")
+    other = FakeModel().score(["bb"])[0].logprobs
+    np.testing.assert_array_equal(evidence.stats("bb").logprobs, other)
+    np.testing.assert_array_equal(
+        store.get_many("m", [ScoreRequest("bb").key])[ScoreRequest("bb").key].logprobs, other
+    )
 
 
 def test_batch_plan_does_not_depend_on_arrival_order():

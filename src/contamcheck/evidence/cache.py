@@ -149,7 +149,8 @@ class EvidenceCache:
         rows = [(namespace, key, *encode(value), now) for key, value in entries.items()]
         with self._transaction():
             self._db.executemany(
-                "INSERT OR REPLACE INTO evidence (namespace, key, kind, value, created) "
+                # first write wins (engine.py): a value another process stored meanwhile stays
+                "INSERT OR IGNORE INTO evidence (namespace, key, kind, value, created) "
                 "VALUES (?, ?, ?, ?, ?)",
                 rows,
             )

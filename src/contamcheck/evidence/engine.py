@@ -1,10 +1,14 @@
 """Computing evidence: each (model, request) once, in deterministic length-sorted batches.
 
 Tests declare what they need; the engine dedupes the requests across tests, sorts them by length
-(so a batch wastes little on padding), cuts fixed batches, and asks the store first. Each batch is
-computed whole and stored whole, and the plan depends only on the requests, never on what is
-already stored, so an interrupted audit resumes with the very same batches and reaches the very
-same numbers. The model is loaded only if some batch is missing.
+(so a batch wastes little on padding), cuts fixed batches, and asks the store first. A batch with
+anything missing is computed whole, in one transaction stored, and the plan depends only on the
+requests, never on what is already stored, so an interrupted audit resumes with the very same
+batches and reaches the very same numbers. The model is loaded only if some batch is missing.
+What the store holds wins: a text computed beside other texts can differ in the last float32
+digit, and an audit that stored it first must not see its numbers move when another audit (or
+another process sharing the cache) scores it again, so only new texts are stored, never
+replaced, and the values used are read back from the store.
 """
 
 from __future__ import annotations
@@ -89,14 +93,12 @@ class EvidenceEngine:
             for batch in batch_plan:
                 keys = [r.key for r in batch]
                 found = self.store.get_many(self.namespace, keys)
+                self.stats.from_store += len(found)
                 if len(found) < len(keys):
                     computed = self._compute_batch(batch, self._ticks(f"{label}: {_verb(kind)}", done, total))
-                    # A text another audit stored keeps its stored value: computed beside other texts
-                    # it can differ in the last float32 digit, and that audit's numbers must not move.
+                    self.stats.computed += len(keys) - len(found)
                     self.store.put_many(self.namespace, {k: v for k, v in computed.items() if k not in found})
-                    found = computed | found
-                else:
-                    self.stats.from_store += len(keys)
+                    found = computed | self.store.get_many(self.namespace, keys)  # the store's values win
                 values.update(found)
                 done += len(batch)
                 self.progress(f"{label}: {_verb(kind)}", done, total)
@@ -123,7 +125,6 @@ class EvidenceEngine:
         results = [_as_float32(v) for v in _run_halving(model, batch, self.stats, tick)]
         self.stats.compute_seconds += time.perf_counter() - started
         self.stats.batches_computed += 1
-        self.stats.computed += len(batch)
         for value in results:
             if isinstance(value, TokenStats):
                 self.stats.tokens_scored += value.num_tokens

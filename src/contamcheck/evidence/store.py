@@ -20,7 +20,8 @@ class EvidenceStore(Protocol):
 
     def get_many(self, namespace: str, keys: Iterable[str]) -> dict[str, Value]: ...
 
-    def put_many(self, namespace: str, entries: Mapping[str, Value]) -> None: ...
+    def put_many(self, namespace: str, entries: Mapping[str, Value]) -> None:
+        """Store the entries not stored yet; one already there keeps its value (first write wins)."""
 
     def get_model_info(self, namespace: str) -> dict[str, Any] | None: ...
 
@@ -47,7 +48,7 @@ class MemoryStore:
 
     def put_many(self, namespace: str, entries: Mapping[str, Value]) -> None:
         for key, value in entries.items():
-            self._data[(namespace, key)] = value
+            self._data.setdefault((namespace, key), value)  # first write wins, as in the cache
 
     def get_model_info(self, namespace: str) -> dict[str, Any] | None:
         return self._models.get(namespace)
