@@ -33,8 +33,10 @@ def auroc(scores: np.ndarray, leaked: np.ndarray) -> float:
 
 
 def robust_z(x: np.ndarray) -> np.ndarray:
+    """Less the median, over the scaled median absolute deviation (the SD where half the scores tie)."""
     median = np.median(x)
-    return (x - median) / (1.4826 * np.median(np.abs(x - median)) + 1e-12)
+    scale = 1.4826 * np.median(np.abs(x - median)) or x.std()
+    return (x - median) / scale if scale > 0 else np.zeros_like(x)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -44,7 +46,9 @@ def main(argv: list[str] | None = None) -> None:
     done: set[str] = set()
     for folder, path, report, leaked in saved_audits(folders, "*leak-*.json"):
         audit = f"{folder.name}/{path.stem}"
-        if not leaked or audit in done:  # other-reference/gsm8k-seed0 repeats gsm8k-seed0's default
+        # By folder and file name: other-reference/gsm8k-seed0's default and reference audits are of
+        # models rebuilt from gsm8k-seed0's recipe, nearly the same, and the first folder given wins.
+        if not leaked or audit in done:
             continue
         done.add(audit)
         per_test: dict[str, dict[str, float]] = {}
@@ -53,7 +57,7 @@ def main(argv: list[str] | None = None) -> None:
                 ids, _, values, _ = scores_of(report, result)
                 per_test[result.name] = dict(zip(ids, values.tolist(), strict=True))
         names = [name for name in TESTS if name in per_test]
-        if len(names) < 2:
+        if len(names) < 2:  # a control-setting audit judges against its controls: no bulk null
             continue
         common = sorted(set.intersection(*(set(per_test[name]) for name in names)))
         seen = np.array([i in leaked for i in common])

@@ -110,6 +110,8 @@ def test_contaminate_then_validate_on_a_tiny_model(tmp_path, capsys):
     for row in combined:  # 20 leaked and 20 held-out questions; min-k++ did not run
         assert row[1] == "40" and row[3] == "" and all(0 <= float(row[i]) <= 1 for i in (2, 4, 5)), row
         assert row[6].startswith("min-k·zlib ") and -1 <= float(row[6].split()[1]) <= 1, row
+    (with_base,) = [row for row in combined if row[0].endswith("/reference-leak-20")]
+    assert float(with_base[5]) > 0.9  # twenty passes, with the base as reference: the leaked rank first
     flag_overlap.main([str(out / "gsm8k-seed3"), "--test", "zlib", "--setting", "reference"])
     overlap = capsys.readouterr().out
     assert overlap.startswith("base model: ") and "\n| leak-20 | " in overlap and " of 20 (" in overlap
