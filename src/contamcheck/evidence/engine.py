@@ -2,12 +2,12 @@
 
 Tests declare what they need; the engine dedupes the requests across tests, sorts them by length
 (so a batch wastes little on padding), cuts fixed batches, and asks the store first. A batch with
-anything missing is computed whole, in one transaction stored, and the plan depends only on the
-requests, never on what is already stored, so an interrupted audit resumes with the very same
-batches and reaches the very same numbers. The model is loaded only if some batch is missing.
-What the store holds wins: a text computed beside other texts can differ in the last float32
-digit, and an audit that stored it first must not see its numbers move when another audit (or
-another process sharing the cache) scores it again, so only new texts are stored, never
+anything missing is computed whole and its new texts stored in one transaction; the plan depends
+only on the requests, never on what is already stored, so an interrupted audit resumes with the
+very same batches and reaches the very same numbers. The model is loaded only if some batch is
+missing. What the store holds wins: a text computed beside other texts can differ in the last
+float32 digit, and an audit that stored it first must not see its numbers move when another audit
+(or another process sharing the cache) scores it again, so only new texts are stored, never
 replaced, and the values used are read back from the store.
 """
 
@@ -98,7 +98,9 @@ class EvidenceEngine:
                     computed = self._compute_batch(batch, self._ticks(f"{label}: {_verb(kind)}", done, total))
                     self.stats.computed += len(keys) - len(found)
                     self.store.put_many(self.namespace, {k: v for k, v in computed.items() if k not in found})
-                    found = computed | self.store.get_many(self.namespace, keys)  # the store's values win
+                    # the store's values win; a value the store no longer has (the cache cleared
+                    # meanwhile) is the one just computed
+                    found = computed | self.store.get_many(self.namespace, keys)
                 values.update(found)
                 done += len(batch)
                 self.progress(f"{label}: {_verb(kind)}", done, total)
