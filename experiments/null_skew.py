@@ -8,7 +8,7 @@ outliers), then per test and setting the median and range over the audits; and e
 set of which a test flags more than 10% under the current rule (the audit's scores fitted again),
 with its skewness and the fitted null. An audit counts once: a base model in a reference setting
 (its own reference, so no reference) and a rebuilt model whose scores repeat another audit's
-(within a thousandth of their SD, in any order: the seed-0 models built twice, the untouched
+(within a hundredth of their SD, in any order: the seed-0 models built twice, the untouched
 Gemma-3 on HumanEval's 164 prompts for seeds 7 and 8) are left out.
 
     python experiments/null_skew.py docs/validation/gsm8k-seed0 docs/validation/humaneval-seed0 \\
@@ -61,7 +61,7 @@ def main(argv: list[str] | None = None) -> None:
             seen = [contaminated and i in leaked for i in ids]
             never_seen = values[~np.array(seen, dtype=bool)]
             before = counted[(result.name, setting)]
-            tolerance = 1e-3 * float(np.std(never_seen))
+            tolerance = 1e-2 * float(np.std(never_seen))
             ordered = np.sort(never_seen)  # the same questions drawn in another order repeat an audit too
             repeats = any(
                 len(b) == len(ordered) and np.allclose(b, ordered, rtol=0, atol=tolerance) for b in before

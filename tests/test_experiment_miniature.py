@@ -104,6 +104,15 @@ def test_contaminate_then_validate_on_a_tiny_model(tmp_path, capsys):
     skews = capsys.readouterr().out
     # the base in the reference setting is its own reference: counted once, in the default setting
     assert "| min-k | default | 3 |" in skews and "| zlib | reference | 2 |" in skews, skews
+    again = tmp_path / "again" / "gsm8k-seed3"  # the same audits, their questions in another order
+    again.mkdir(parents=True)
+    (again.parent / "gsm8k-seed3.split.json").write_text((out / "gsm8k-seed3.split.json").read_text())
+    for report in (out / "gsm8k-seed3").glob("*.json"):
+        data = json.loads(report.read_text())
+        data["items"].reverse()
+        (again / report.name).write_text(json.dumps(data))
+    null_skew.main([str(out / "gsm8k-seed3"), str(again)])
+    assert capsys.readouterr().out == skews  # each audit counted once
     combined_score.main([str(out / "gsm8k-seed3")])
     combined = [line.split(" | ") for line in capsys.readouterr().out.splitlines()[2:]]
     assert {row[0] for row in combined} == {f"| gsm8k-seed3/{s}-leak-20" for s in ("default", "reference")}
