@@ -19,17 +19,15 @@ from itertools import combinations
 from pathlib import Path
 
 import numpy as np
+from null_skew import BULK_TESTS as TESTS
 from reanalyse import saved_audits, scores_of
-from scipy.stats import rankdata, spearmanr
+from scipy.stats import spearmanr
+from validate import auroc
 
-TESTS = ("min-k", "min-k++", "zlib")
 
-
-def auroc(scores: np.ndarray, leaked: np.ndarray) -> float:
-    """The chance a leaked question outscores a held-out one (ties count half)."""
-    ranks = rankdata(scores)
-    n_leaked, n_held = int(leaked.sum()), int((~leaked).sum())
-    return float((ranks[leaked].sum() - n_leaked * (n_leaked + 1) / 2) / (n_leaked * n_held))
+def area(scores: np.ndarray, seen: np.ndarray) -> str:
+    """The AUROC of the leaked questions' scores against the held-out ones', as the table prints it."""
+    return f"{auroc(list(scores[seen]), list(scores[~seen])):.2f}"
 
 
 def robust_z(x: np.ndarray) -> np.ndarray:
@@ -68,8 +66,9 @@ def main(argv: list[str] | None = None) -> None:
         correlations = ", ".join(
             f"{a}·{b} {spearmanr(columns[a], columns[b])[0]:.2f}" for a, b in combinations(names, 2)
         )
-        aurocs = " | ".join(f"{auroc(columns[n], seen):.2f}" if n in columns else "" for n in TESTS)
-        print(f"| {audit} | {len(common)} | {aurocs} | {auroc(combined, seen):.2f} | {correlations} |")
+
+        aurocs = " | ".join(area(columns[n], seen) if n in columns else "" for n in TESTS)
+        print(f"| {audit} | {len(common)} | {aurocs} | {area(combined, seen)} | {correlations} |")
 
 
 if __name__ == "__main__":
