@@ -120,6 +120,8 @@ def write(tmp_path: Path, name: str, text: str) -> str:
         (["fake:clean"], "Missing argument"),
         (["run", "--model", "fake:clean"], "Missing BENCHMARK"),
         (["./no-such-model-folder", "sample"], "does not exist"),
+        (["fake:clean", "sample", "--control", "gone.jsonl"], "Control file 'gone.jsonl' (--control)"),
+        (["fake:clean", "sample", "--control", "gone"], "Unknown control 'gone'"),
     ],
 )
 def test_input_errors_exit_2_with_one_line(capsys, args, message):
@@ -179,6 +181,20 @@ def test_benchmarks_lists_benchmarks_and_tests(capsys):
     assert code == 0
     for name in ("gsm8k", "humaneval", "mbpp", "sample", "completion", "min-k"):
         assert name in out
+
+
+def test_benchmarks_listing_describes_tests_as_an_audit_judges_them():
+    from contamcheck import AuditConfig, audit
+    from contamcheck.cli.listing import described
+    from contamcheck.methods import TESTS
+
+    report = audit(AuditConfig(model="fake:clean", benchmark="sample", limit=40, no_cache=True, quick=False))
+    judged = {result.name: (result.kind, result.calibrated) for result in report.tests}
+    assert set(judged) == set(TESTS.names())
+    for name in TESTS.names():
+        kind, calibrated, _ = described(TESTS.get(name))
+        assert (kind, calibrated) == judged[name], name
+    assert judged["guided"] == ("self-paired", False) and judged["min-k"] == ("bulk", True)
 
 
 def test_low_memory_changes_no_result():

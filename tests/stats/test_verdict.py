@@ -25,6 +25,16 @@ class Outcome:
         return self.kind == "aggregate" or self.spread_carried
 
 
+def test_inconclusive_says_why_no_calibrated_test_ran():
+    """Only guided asked for, or the calibrated tests skipped: the advice names the real cause."""
+    only_guided = judge([Outcome("guided", calibrated=False, p_value=1e-6, flag_rate=0.4)], alpha=0.001)
+    assert only_guided.code == "inconclusive"
+    assert "Uncalibrated guided" in only_guided.explanation and "leave out --tests" in only_guided.explanation
+    too_few = judge([Outcome("min-k", p_value=None), Outcome("guided", calibrated=False)], alpha=0.001)
+    assert too_few.code == "inconclusive" and "at least 20" in too_few.explanation
+    assert "--reference" not in too_few.explanation + only_guided.explanation
+
+
 def test_calibration_rule():
     assert is_calibrated(likelihood=False, has_reference=False, control_file=False)
     assert not is_calibrated(likelihood=True, has_reference=False, control_file=False, bulk_null=False)

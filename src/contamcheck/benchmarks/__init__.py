@@ -19,14 +19,17 @@ __all__ = ["BUILTINS", "Benchmark", "BuiltinBenchmark", "Item", "load_benchmark"
 SPLIT_NAMES = {"test", "train", "validation", "valid", "val", "dev", "eval"}
 
 
-def load_benchmark(spec: str, field: str | None = None, ordered: bool = True) -> Benchmark:
+def load_benchmark(
+    spec: str, field: str | None = None, ordered: bool = True, role: str = "benchmark"
+) -> Benchmark:
     """Load a benchmark from a built-in name, a local file, or ``hf:dataset[:config]:split:field``.
 
     ``ordered`` says whether the rows are in the benchmark's published order (the canonical-order
-    test needs that); pass False when the file was shuffled.
+    test needs that); pass False when the file was shuffled. ``role`` "control" words the errors for
+    ``--control``'s questions.
     """
     if not spec or not spec.strip():
-        raise InputError("The benchmark is empty. Pass a built-in name, a file, or an hf: spec.")
+        raise InputError(f"The {role} is empty. Pass a built-in name, a file, or an hf: spec.")
     path = Path(spec).expanduser()
     if spec in BUILTINS:  # a file or folder of the same name is reached as ./NAME
         builtin = BUILTINS[spec]
@@ -47,6 +50,8 @@ def load_benchmark(spec: str, field: str | None = None, ordered: bool = True) ->
         about = {"title": dataset.split("/")[-1], "split": split, "kind": _guess_kind(questions)}
     elif path.exists() or any(s in SUFFIXES for s in (x.lower() for x in path.suffixes)):
         if not path.exists():
+            if role == "control":
+                raise InputError(f"Control file {spec!r} (--control) does not exist. Check the path.")
             raise InputError(
                 f"Benchmark file {spec!r} does not exist. Check the path, or pass a built-in "
                 f"benchmark ({', '.join(BUILTINS)})."
@@ -60,7 +65,7 @@ def load_benchmark(spec: str, field: str | None = None, ordered: bool = True) ->
         return _build(path.name, spec, used_field, questions, f"local file {path}", ordered, set_aside, about)
     else:
         raise UnknownNameError(
-            "benchmark",
+            role,
             spec,
             BUILTINS,
             hint="Or pass a .jsonl/.json/.csv/.txt/.parquet file, or hf:dataset[:config]:split:field.",

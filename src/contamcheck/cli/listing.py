@@ -7,6 +7,7 @@ from rich.table import Table
 
 from ..benchmarks import BUILTINS
 from ..methods import TESTS
+from ..methods.base import Test
 
 
 def print_listing() -> None:
@@ -28,7 +29,15 @@ def print_listing() -> None:
     for column in ("name", "kind", "calibrated", "measures"):
         tests.add_column(column)
     for name in TESTS.names():
-        test = TESTS.get(name)
-        calibrated = "with a reference or control file" if test.likelihood else "yes"
-        tests.add_row(name, test.kind, calibrated, test.measures)
+        kind, _, calibrated = described(TESTS.get(name))
+        tests.add_row(name, kind, calibrated, TESTS.get(name).measures)
     console.print(tests)
+
+
+def described(test: type[Test]) -> tuple[str, bool, str]:
+    """A test's kind and calibration as an audit on number twins judges it (``pipeline.runners``)."""
+    if test.likelihood:
+        return "bulk", True, "yes: against the benchmark's own bulk (--reference or --control sharpen it)"
+    if test.calibrated:
+        return test.kind, True, "yes"
+    return test.kind, False, "no: can raise the verdict to 'some evidence' at most"

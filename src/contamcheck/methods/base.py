@@ -49,6 +49,9 @@ class Test(ABC):
     # for it (originals read more naturally than twins), so it is judged against the bulk of the
     # benchmark's own scores, a reference model or a control file: see ``stats.verdict.is_calibrated``.
     likelihood: ClassVar[bool] = False
+    # Whether the test's null is known to hold for a clean model; an uncalibrated test is shown but
+    # can raise the verdict to "some evidence" at most.
+    calibrated: ClassVar[bool] = True
 
     def __init__(self, settings: MethodSettings | None = None) -> None:
         self.settings = settings or MethodSettings()

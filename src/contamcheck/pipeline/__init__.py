@@ -237,7 +237,9 @@ class AuditPlan:
 
 def plan_audit(config: AuditConfig) -> AuditPlan:
     benchmark = load_benchmark(config.benchmark, config.field, ordered=config.ordered)
-    control_benchmark = load_benchmark(config.control, config.control_field) if config.control else None
+    control_benchmark = (
+        load_benchmark(config.control, config.control_field, role="control") if config.control else None
+    )
     controls = build_controls(benchmark, config.limit, config.seed, control_benchmark, config.twins)
     settings = MethodSettings(
         k=config.k,

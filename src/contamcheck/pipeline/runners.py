@@ -27,11 +27,10 @@ from ..methods.guided import Guided
 from ..report.model import BulkNull, ItemRecord, ItemTestResult, ShardResult, TestResult
 from ..stats import label_permutation_test, sign_flip_test
 from ..stats import wilson_interval as wilson
-from ..stats.bulk import bulk_tail_test, memorised_probability, twin_check
+from ..stats.bulk import MIN_QUESTIONS, bulk_tail_test, memorised_probability, twin_check
 from ..stats.flags import FlagOutcome
 from ..stats.spread import SpreadOutcome, spread_test, with_spread
 
-MIN_QUESTIONS = 20
 BULK_SIMULATIONS = 2000
 BULK_NULL = (
     "Questions the model never saw form one bell-shaped bulk of scores, wherever it sits (knowing the "
@@ -316,7 +315,7 @@ def run_guided(
     # prompts flagged by instruction-following alone. Twins under both instructions would cancel it.
     result = base_result(
         test,
-        False,
+        test.calibrated,
         "general instruction on the same question (uncalibrated: the instructions differ in more "
         "than the dataset's name, and small models copy the prompt back when told its source)",
     )

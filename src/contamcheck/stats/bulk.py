@@ -45,7 +45,7 @@ from .intervals import wilson_interval
 
 BIC_MARGIN = 10.0  # log-likelihood units x 2: a second component must earn its three parameters
 EM_ITERATIONS = 120
-MIN_QUESTIONS = 20
+MIN_QUESTIONS = 20  # fewer, and one bell-shaped bulk can't be told from a tail: the test is skipped
 MIN_BULK_SHARE = 0.3
 # The tail's centre must lie beyond the null's flag threshold (its 95th percentile): measured on
 # the tuning splits, the similar-text models' left-skewed Min-K%++ scores fitted a "tail" 1.3 null

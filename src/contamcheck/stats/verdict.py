@@ -24,6 +24,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal, Protocol
 
+from .bulk import MIN_QUESTIONS
 from .flags import EXPECTED_RATE
 from .multiple import holm
 
@@ -142,7 +143,7 @@ def judge(outcomes: Sequence[TestOutcome], alpha: float) -> Judgement:
             "inconclusive",
             VERDICT_LABELS["inconclusive"],
             "No calibrated test could run, so a clean result would mean nothing. "
-            + _uncalibrated_note(ran, adjusted),
+            + _uncalibrated_note(outcomes, adjusted),
             adjusted,
             statuses,
         )
@@ -205,15 +206,19 @@ def listed(names: Sequence[str]) -> str:
     return " and ".join(", ".join(names).rsplit(", ", 1)) if names else ""
 
 
-def _uncalibrated_note(ran: Sequence[TestOutcome], adjusted: dict[str, float]) -> str:
-    if not ran:
-        return "Use a benchmark with numbers, or pass --control with questions the model can't have seen."
-    hits = [o.name for o in ran if adjusted[o.name] < WARN_LEVEL]
-    if hits:
-        return (
-            f"Uncalibrated {listed(hits)} flagged more than chance: pass --reference or --control to "
-            "tell memorisation from natural text."
-        )
-    return (
-        "Pass --reference (a model older than the benchmark) or --control to calibrate the likelihood tests."
+def _uncalibrated_note(outcomes: Sequence[TestOutcome], adjusted: dict[str, float]) -> str:
+    """What to do when no calibrated test gave a p-value: the cause differs, so does the advice."""
+    hits = [o.name for o in outcomes if o.p_value is not None and adjusted[o.name] < WARN_LEVEL]
+    note = (
+        f"Uncalibrated {listed(hits)} flagged more than chance, which on its own can't tell "
+        "memorisation from how the model follows instructions. "
+        if hits
+        else ""
     )
+    if any(o.calibrated and o.p_value is None for o in outcomes):
+        return note + (
+            "The calibrated tests were skipped (each says why): they need questions with numbers to "
+            "make twins from (or --control with questions the model can't have seen), and the "
+            f"likelihood tests at least {MIN_QUESTIONS} of them (-n)."
+        )
+    return note + "Run the calibrated tests too: leave out --tests, or name them in it."

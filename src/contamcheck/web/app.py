@@ -347,7 +347,7 @@ def prepare(
         if benchmark not in BUILTINS and not benchmark.startswith("hf:"):
             load_benchmark(benchmark, config.field, ordered=config.ordered)
         if control is not None:
-            load_benchmark(control, None)
+            load_benchmark(control, None, role="control")
     except BaseException:
         for name in saved:
             store.remove_upload(name)
