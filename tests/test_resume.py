@@ -173,7 +173,7 @@ def test_cache_info_and_clear(tmp_path, capsys):
             f"fake:memorise={SAMPLE}",
             "sample",
             "-n",
-            "10",
+            "25",
             "--permutations",
             "500",
             "-q",
@@ -181,9 +181,23 @@ def test_cache_info_and_clear(tmp_path, capsys):
             str(tmp_path),
         ]
     )
+    converted = tmp_path / "converted" / "abc"  # as a .gguf model's dequantised copy is kept
+    converted.mkdir(parents=True)
+    (converted / "model.safetensors").write_bytes(b"\0" * 2**20)
     assert main(["cache", "info", "--cache", str(tmp_path)]) == 0
-    assert "entries" in capsys.readouterr().out
+    shown = capsys.readouterr().out
+    assert "fake:memorise" in shown and "entries" in shown  # the model by its name
+    assert "converted from .gguf files: 1 (1.0 MiB" in shown and "null tables: 1" in shown
     assert main(["cache", "clear", "--cache", str(tmp_path)]) == 0
-    assert "removed" in capsys.readouterr().out
+    assert "and 2 other files (converted models, null tables: 1.0 MiB)" in capsys.readouterr().out
+    assert not (tmp_path / "converted").exists() and not (tmp_path / "nulls").exists()
     main(["cache", "info", "--cache", str(tmp_path)])
     assert "no evidence stored" in capsys.readouterr().out
+
+
+def test_cache_info_on_a_missing_folder_creates_nothing(tmp_path, capsys):
+    missing = tmp_path / "not-yet"
+    assert main(["cache", "info", "--cache", str(missing)]) == 0
+    assert "nothing stored yet" in capsys.readouterr().out
+    assert main(["cache", "clear", "--cache", str(missing)]) == 0
+    assert not missing.exists()

@@ -91,8 +91,16 @@ def test_summary_and_clear(tmp_path):
     cache.put_many("ns", {"a": "x", "b": "y"})
     summary = cache.summary()
     assert summary["models"][0]["entries"] == 2 and summary["bytes"] > 0
-    assert cache.clear() == 2
+    assert summary["converted"] == {"bytes": 0, "count": 0}
+    (tmp_path / "nulls").mkdir()
+    (tmp_path / "nulls" / "table.npy").write_bytes(b"\0" * 1000)
+    (tmp_path / "evidence.sqlite3.damaged-1").write_bytes(b"\0" * 1000)  # an unreadable one, set aside
+    assert cache.summary()["nulls"] == {"bytes": 1000, "count": 1}
+    removed = cache.clear()
+    assert removed["entries"] == 2 and removed["files"] == 2 and removed["bytes"] >= 2000
     assert cache.summary()["models"] == []
+    left = {p.name for p in tmp_path.iterdir()} - {"evidence.sqlite3-wal", "evidence.sqlite3-shm"}
+    assert left == {"evidence.sqlite3"}
 
 
 def test_unwritable_cache_folder_is_a_clear_input_error(tmp_path):

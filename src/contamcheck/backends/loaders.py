@@ -13,6 +13,7 @@ class _HuggingFace:
         return describe(spec, options, digest)
 
     def load(self, spec: str, options: ModelOptions, description: ModelDescription) -> LanguageModel:
+        from ..evidence.cache import CONVERTED_DIR
         from .hf import HFModel
 
         return HFModel.load(
@@ -22,7 +23,7 @@ class _HuggingFace:
             trust_remote_code=options.trust_remote_code,
             device_map=options.device_map,
             identity=description.identity,
-            converted_dir=options.cache_dir / "converted" if options.cache_dir else None,
+            converted_dir=options.cache_dir / CONVERTED_DIR if options.cache_dir else None,
             threads=options.threads or default_threads(),
         )
 

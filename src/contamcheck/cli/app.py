@@ -257,7 +257,7 @@ def cache_group() -> None:
 @cache_group.command("info")
 @click.option("--cache", "cache", type=click.Path(file_okay=False), help="Folder of the evidence cache.")
 def cache_info(cache: str | None) -> int:
-    """Where the cache is, how big, and which models it holds evidence for."""
+    """Where the cache is, how big each part, and which models it holds evidence for."""
     from .run import show_cache
 
     return guarded(False)(lambda: show_cache(cache))
@@ -266,7 +266,7 @@ def cache_info(cache: str | None) -> int:
 @cache_group.command("clear")
 @click.option("--cache", "cache", type=click.Path(file_okay=False), help="Folder of the evidence cache.")
 def cache_clear(cache: str | None) -> int:
-    """Delete all stored evidence (the next audit recomputes it)."""
+    """Delete everything cached: evidence, converted models, null tables (an audit remakes them)."""
     from .run import clear_cache
 
     return guarded(False)(lambda: clear_cache(cache))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 from typing import Any
 
 from rich.console import Console
@@ -102,22 +103,47 @@ def rerender(path: str, options: dict[str, Any]) -> int:
 
 
 def show_cache(folder: str | None) -> int:
-    from ..evidence.cache import EvidenceCache
+    from ..evidence.cache import EvidenceCache, default_cache_dir
 
-    summary = EvidenceCache(folder).summary()
-    console = Console()
-    console.print(f"cache: {summary['path']} ({summary['bytes'] / 2**20:.1f} MiB)")
+    console = Console(soft_wrap=True)
+    where = Path(folder).expanduser() if folder is not None else default_cache_dir()
+    if not where.is_dir():  # looking must not create it
+        console.print(f"cache: {where} (nothing stored yet)")
+        return 0
+    summary = EvidenceCache(where).summary()
+    total = summary["bytes"] + summary["converted"]["bytes"] + summary["nulls"]["bytes"]
+    console.print(f"cache: {where} ({_mib(total)} in all)")
+    console.print(f"  evidence: {summary['path']} ({_mib(summary['bytes'])})")
     if not summary["models"]:
-        console.print("no evidence stored")
+        console.print("    no evidence stored")
     for entry in summary["models"]:
-        console.print(f"  {entry['model']}: {entry['entries']} entries")
+        console.print(f"    {entry['model']}: {entry['entries']} entries")
+    converted = summary["converted"]
+    if converted["count"]:
+        console.print(
+            f"  models converted from .gguf files: {converted['count']} ({_mib(converted['bytes'])}; "
+            "made again when an audit needs one)"
+        )
+    nulls = summary["nulls"]
+    if nulls["count"]:
+        console.print(f"  simulated null tables: {nulls['count']} ({_mib(nulls['bytes'])})")
     return 0
 
 
 def clear_cache(folder: str | None) -> int:
-    from ..evidence.cache import EvidenceCache
+    from ..evidence.cache import EvidenceCache, default_cache_dir
 
-    cache = EvidenceCache(folder)
-    removed = cache.clear()
-    Console().print(f"removed {removed} evidence entries from {cache.path}")
+    where = Path(folder).expanduser() if folder is not None else default_cache_dir()
+    if not where.is_dir():
+        Console(soft_wrap=True).print(f"cache: {where} (nothing stored, nothing to clear)")
+        return 0
+    removed = EvidenceCache(where).clear()
+    Console(soft_wrap=True).print(
+        f"removed {removed['entries']} evidence entries, and {removed['files']} other files "
+        f"(converted models, null tables: {_mib(removed['bytes'])}) from {where}"
+    )
     return 0
+
+
+def _mib(size: int) -> str:
+    return f"{size / 2**20:.1f} MiB"

@@ -20,6 +20,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shutil
 import sqlite3
 import struct
 import time
@@ -35,6 +36,10 @@ from .store import Value
 
 SCHEMA_VERSION = 1
 FILE_NAME = "evidence.sqlite3"
+# Beside the evidence, in the same folder: made again whenever an audit needs them.
+CONVERTED_DIR = "converted"  # models dequantised from .gguf files (backends.loaders)
+NULLS_DIR = "nulls"  # the bulk null's simulated reference tables (stats.bulk)
+DERIVED = (CONVERTED_DIR, NULLS_DIR)
 BUSY_TIMEOUT_S = 60
 _HEADER = struct.Struct("<4sBI")  # magic, flags, number of tokens
 _MAGIC = b"TS01"
@@ -189,7 +194,7 @@ class EvidenceCache:
     # -- maintenance ----------------------------------------------------------------------------------
 
     def summary(self) -> dict[str, Any]:
-        """What the cache holds: size, and entries per model."""
+        """What the cache folder holds: evidence entries per model, and each part's size in bytes."""
         per_model = []
         for namespace, count, first, last in self._db.execute(
             "SELECT namespace, COUNT(*), MIN(created), MAX(created) FROM evidence "
@@ -205,17 +210,32 @@ class EvidenceCache:
                 }
             )
         size = sum(p.stat().st_size for p in self.folder.glob(FILE_NAME + "*") if p.is_file())
-        return {"path": str(self.path), "bytes": size, "models": per_model}
+        derived = {
+            name: {"bytes": tree_size(self.folder / name), "count": _count(self.folder / name)}
+            for name in DERIVED
+        }
+        return {"path": str(self.path), "bytes": size, "models": per_model, **derived}
 
-    def clear(self) -> int:
-        """Delete everything; returns the number of evidence entries removed."""
+    def clear(self) -> dict[str, int]:
+        """Delete everything the folder holds: the evidence entries, and the other files and their bytes.
+
+        Besides evidence: models converted from .gguf files and the simulated null tables, both made
+        again when an audit needs them, and evidence files once moved aside as unreadable.
+        """
         with self._transaction():
             removed = int(self._db.execute("SELECT COUNT(*) FROM evidence").fetchone()[0])
             self._db.execute("DELETE FROM evidence")
             self._db.execute("DELETE FROM models")
             self._db.execute("DELETE FROM file_digests")
         self._db.execute("VACUUM")
-        return removed
+        files = freed = 0
+        for name in DERIVED:
+            files, freed = files + _count(self.folder / name), freed + tree_size(self.folder / name)
+            shutil.rmtree(self.folder / name, ignore_errors=True)
+        for damaged in self.folder.glob(FILE_NAME + ".damaged-*"):
+            files, freed = files + 1, freed + damaged.stat().st_size
+            damaged.unlink(missing_ok=True)
+        return {"entries": removed, "files": files, "bytes": freed}
 
     def close(self) -> None:
         self._db.close()
@@ -233,6 +253,17 @@ class _Transaction:
 
     def __exit__(self, kind: type[BaseException] | None, *rest: object) -> None:
         self.db.execute("COMMIT" if kind is None else "ROLLBACK")
+
+
+def tree_size(path: Path) -> int:
+    """Bytes of the files under ``path`` (0 when it does not exist)."""
+    if path.is_file():
+        return path.stat().st_size
+    return sum(p.stat().st_size for p in path.rglob("*") if p.is_file() and not p.is_symlink())
+
+
+def _count(path: Path) -> int:
+    return sum(1 for _ in path.iterdir()) if path.is_dir() else 0
 
 
 def sha256_file(path: Path) -> str:

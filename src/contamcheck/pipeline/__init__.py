@@ -22,7 +22,7 @@ from ..config import AuditConfig
 from ..controls import Controls, build_controls
 from ..errors import InputError
 from ..evidence import Evidence, EvidenceEngine, EvidenceStore, MemoryStore, Request
-from ..evidence.cache import EvidenceCache
+from ..evidence.cache import NULLS_DIR, EvidenceCache
 from ..evidence.engine import ProgressCallback
 from ..methods import TESTS, MethodSettings, PerTextTest, Test, create_test
 from ..methods.canonical_order import CanonicalOrder, Shard
@@ -136,7 +136,7 @@ def audit(
                     calibration,
                     permutations,
                     seed,
-                    cache_dir / "nulls" if cache_dir else None,
+                    cache_dir / NULLS_DIR if cache_dir else None,
                 )
             )
 

@@ -67,7 +67,8 @@ class ModelHandle:
             self.loaded = True
             self._identity = self._identity or self._model.identity
             self._num_parameters = self._model.num_parameters()
-            self.store.put_model_info(self.namespace, {"num_parameters": self._num_parameters})
+            info = {"num_parameters": self._num_parameters, "name": self.description.name}
+            self.store.put_model_info(self.namespace, info)
         return self._model
 
     @property
