@@ -10,11 +10,19 @@ from typing import TYPE_CHECKING, Any
 
 __version__ = "0.2.0"
 
-__all__ = ["AuditConfig", "ContamcheckError", "InputError", "Report", "__version__", "audit"]
+__all__ = [
+    "AuditConfig",
+    "ContamcheckError",
+    "InputError",
+    "ModelLoadError",
+    "Report",
+    "__version__",
+    "audit",
+]
 
 if TYPE_CHECKING:
     from .config import AuditConfig
-    from .errors import ContamcheckError, InputError
+    from .errors import ContamcheckError, InputError, ModelLoadError
     from .pipeline import audit
     from .report.model import Report
 
@@ -23,14 +31,21 @@ _LAZY = {
     "AuditConfig": ("contamcheck.config", "AuditConfig"),
     "ContamcheckError": ("contamcheck.errors", "ContamcheckError"),
     "InputError": ("contamcheck.errors", "InputError"),
+    "ModelLoadError": ("contamcheck.errors", "ModelLoadError"),
     "Report": ("contamcheck.report.model", "Report"),
 }
 
 
-def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        import importlib
+if not TYPE_CHECKING:  # so a type checker sees only the names above, and a misspelt one is an error
 
-        module, attribute = _LAZY[name]
-        return getattr(importlib.import_module(module), attribute)
-    raise AttributeError(f"module 'contamcheck' has no attribute {name!r}")
+    def __getattr__(name: str) -> Any:
+        if name in _LAZY:
+            import importlib
+
+            module, attribute = _LAZY[name]
+            return getattr(importlib.import_module(module), attribute)
+        raise AttributeError(f"module 'contamcheck' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Literal, get_args
 
 from .backends import ModelOptions
 from .errors import InputError
@@ -16,8 +16,10 @@ DEFAULT_K = 0.2
 MIN_PERMUTATIONS = 10_000
 DEFAULT_ORDER_SHARDS = 10
 DEFAULT_ORDER_PERMUTATIONS = 5
-DEVICES = ("auto", "cpu", "cuda", "mps")
-DTYPES = ("auto", "float32", "bfloat16", "float16")
+Device = Literal["auto", "cpu", "cuda", "mps"]
+Dtype = Literal["auto", "float32", "bfloat16", "float16"]
+DEVICES: tuple[str, ...] = get_args(Device)
+DTYPES: tuple[str, ...] = get_args(Dtype)
 
 
 @dataclass
@@ -46,8 +48,8 @@ class AuditConfig:
     fail_on: Literal["likely", "evidence"] = "likely"
     twins: int = 1
     batch_size: int | None = None
-    device: str = "auto"
-    dtype: str = "auto"
+    device: Device = "auto"  # checked at run time too, for callers without a type checker
+    dtype: Dtype = "auto"
     threads: int | None = None
     trust_remote_code: bool = False
     ordered: bool = True

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 
 from .. import __version__, memory
+from ..backends import default_threads
 from ..benchmarks import Benchmark, load_benchmark
 from ..config import AuditConfig
 from ..controls import Controls, build_controls
@@ -208,7 +209,7 @@ def audit(
             finished_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
             duration_s=round(time.perf_counter() - started, 3),
             host=platform.node(),
-            threads=config.threads,
+            threads=config.threads or default_threads(),
             peak_memory_mb=assemble.peak_memory_mb(),
             returns_freed_memory=memory.returning_freed_memory(),
             models_loaded=models_loaded,

@@ -242,7 +242,9 @@ class RunInfo(_Model):
     finished_at: str
     duration_s: float
     host: str
-    threads: int | None
+    threads: int | None = Field(
+        description="CPU threads for torch: --threads, else the cores this process may use"
+    )
     peak_memory_mb: float | None
     returns_freed_memory: bool = Field(
         default=False, description="freed memory went back to the system at once (--low-memory)"

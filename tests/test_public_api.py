@@ -1,0 +1,30 @@
+"""The package's top-level names: importable lazily, listed, and typed for a user's type checker."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import contamcheck
+from contamcheck.errors import ContamcheckError, InputError, ModelLoadError
+
+
+def test_every_exported_name_imports_and_is_listed():
+    for name in contamcheck.__all__:
+        assert getattr(contamcheck, name) is not None, name
+        assert name in dir(contamcheck), name
+    assert contamcheck.ModelLoadError is ModelLoadError
+    assert issubclass(ModelLoadError, ContamcheckError) and issubclass(InputError, ContamcheckError)
+
+
+def test_a_misspelt_name_fails_at_import_with_its_name():
+    result = subprocess.run(
+        [sys.executable, "-c", "from contamcheck import Auditconfig"], capture_output=True, text=True
+    )
+    assert result.returncode == 1 and "Auditconfig" in result.stderr
+
+
+def test_importing_the_package_stays_light():
+    """The names are lazy: ``import contamcheck`` loads neither torch nor the pipeline."""
+    code = "import sys, contamcheck; assert not {'torch', 'contamcheck.pipeline'} & set(sys.modules)"
+    assert subprocess.run([sys.executable, "-c", code]).returncode == 0
