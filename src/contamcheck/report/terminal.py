@@ -31,6 +31,15 @@ def format_p(p: float | None) -> str:
     return f"p = {p:.3f}" if p < 0.1 else f"p = {p:.2f}"
 
 
+def p_text(result: TestResult) -> str:
+    """The test's p-value; beside it the Holm-adjusted one the verdict reads, where a reader could
+    take the raw one for significant and the adjusted one says otherwise."""
+    raw, adjusted = result.p_value, result.p_adjusted
+    if raw is None or adjusted is None or raw >= 0.05 or format_p(adjusted) == format_p(raw):
+        return format_p(raw)
+    return f"{format_p(raw)}; adjusted {format_p(adjusted)}"
+
+
 def reference_line(report: Report) -> str:
     ref = report.reference
     if ref.status == "used" and ref.model is not None:
@@ -64,7 +73,7 @@ def test_line(result: TestResult) -> str:
         statistic = f"{result.statistic_name or 'statistic'} = {result.statistic or 0:.2f}"
         return (
             f"{result.name}: {direction} the published order over {result.n} shards "
-            f"({statistic}, {format_p(result.p_value)})"
+            f"({statistic}, {p_text(result)})"
         )
     rate = result.flag_rate or 0.0
     null = result.null
@@ -72,12 +81,12 @@ def test_line(result: TestResult) -> str:
         # the p-value is the spread test's: say so first, or "5% flagged, 5% expected" reads as nothing
         return (
             f"{result.name}: the questions spread more than their twins (rank correlation "
-            f"{null.spread_correlation:+.2f}, {format_p(result.p_value)}); {rate:.0%} flagged "
+            f"{null.spread_correlation:+.2f}, {p_text(result)}); {rate:.0%} flagged "
             f"({result.n_flagged}/{result.n}), {result.expected_rate:.0%} expected by chance"
         )
     line = (
         f"{result.name}: {rate:.0%} of questions flagged ({result.n_flagged}/{result.n}) — "
-        f"{result.expected_rate:.0%} expected by chance ({format_p(result.p_value)})"
+        f"{result.expected_rate:.0%} expected by chance ({p_text(result)})"
     )
     if result.auroc_vs_controls is not None:
         line += f"; beats a control {result.auroc_vs_controls:.0%} of the time, 50% by chance"
