@@ -28,3 +28,11 @@ def test_importing_the_package_stays_light():
     """The names are lazy: ``import contamcheck`` loads neither torch nor the pipeline."""
     code = "import sys, contamcheck; assert not {'torch', 'contamcheck.pipeline'} & set(sys.modules)"
     assert subprocess.run([sys.executable, "-c", code]).returncode == 0
+
+
+def test_permutations_are_capped_where_alpha_would_ask_for_hours():
+    from contamcheck import AuditConfig
+    from contamcheck.config import MAX_PERMUTATIONS
+
+    assert AuditConfig(model="m", benchmark="b").permutations_for(3) == 30_000
+    assert AuditConfig(model="m", benchmark="b", alpha=1e-9).permutations_for(3) == MAX_PERMUTATIONS

@@ -116,12 +116,16 @@ def write(tmp_path: Path, name: str, text: str) -> str:
         (["fake:clean", "sample", "--tests", "min-kk"], "Did you mean 'min-k'"),
         (["fake:clean", "sample", "--alpha", "2"], "--alpha"),
         (["fake:clean", "sample", "-k", "0"], "-k"),
+        (["fake:clean", "sample", "--permutations", "10000000000000"], "between 100 and 10,000,000"),
         (["fake:clean", "sample", "--limt", "3"], "No such option"),
         (["fake:clean"], "Missing argument"),
         (["run", "--model", "fake:clean"], "Missing BENCHMARK"),
         (["./no-such-model-folder", "sample"], "does not exist"),
         (["fake:clean", "sample", "--control", "gone.jsonl"], "Control file 'gone.jsonl' (--control)"),
         (["fake:clean", "sample", "--control", "gone"], "Unknown control 'gone'"),
+        (["fake:clean", "q" * 300 + ".jsonl"], "BENCHMARK is too long to be a name or a path"),
+        (["report", "q" * 300 + ".json"], "A path is too long for this system"),
+        (["fake:clean", "sample", "--reference", "/no/such/ref"], "--reference: Model path"),
     ],
 )
 def test_input_errors_exit_2_with_one_line(capsys, args, message):

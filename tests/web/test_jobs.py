@@ -192,6 +192,10 @@ def test_a_job_left_running_by_a_crash_shows_as_interrupted(open_client, data_di
         ({"benchmark": "gsm8"}, "Did you mean &#39;gsm8k&#39;?"),
         ({"benchmark_path": "/no/such/questions.jsonl"}, "does not exist"),
         ({"field": "no_such_column", "benchmark_path": SAMPLE}, "no_such_column"),
+        ({"model": "m" * 300}, "Model: too long to be a name or a path"),
+        ({"benchmark_path": "q" * 300 + ".jsonl"}, "BENCHMARK is too long"),
+        ({"model": "pkg:nope"}, "Model: Unknown packaged model &#39;nope&#39;"),
+        ({"reference": "/no/such/ref"}, "Reference: &#39;/no/such/ref&#39; does not exist"),
     ],
 )
 def test_invalid_forms_come_back_with_the_error_and_the_values(client, fields, message):

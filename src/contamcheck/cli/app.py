@@ -7,6 +7,7 @@ named like a subcommand is passed as ``./run``).
 
 from __future__ import annotations
 
+import errno
 import sys
 from collections.abc import Callable
 from typing import Any
@@ -349,6 +350,10 @@ def guarded(debug: bool) -> Callable[[Callable[[], int]], int]:
         except Exception as exc:  # an unexpected exception is a bug: say so, in one line
             if debug:
                 raise
+            if isinstance(exc, OSError) and exc.errno == errno.ENAMETOOLONG:  # a path no system takes
+                name = str(exc.filename or "")
+                _error(f"A path is too long for this system: {name[:60]!r}{'…' if len(name) > 60 else ''}.")
+                return 2
             detail = str(exc).splitlines()[0] if str(exc) else ""
             _error(
                 f"Internal error ({type(exc).__name__}: {detail}). "

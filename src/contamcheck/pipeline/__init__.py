@@ -43,7 +43,7 @@ from ..report.model import (
 from ..stats import EXPECTED_RATE, exit_code, is_calibrated, judge
 from ..stats.index import evidence_index
 from . import assemble
-from .handles import ModelHandle, auto_batch_sizes, resolve_reference
+from .handles import ModelHandle, auto_batch_sizes, check_reference, resolve_reference
 from .runners import run_canonical_order, run_guided, run_per_text, score_texts, skipped
 
 __all__ = ["AuditPlan", "ModelHandle", "audit", "plan_audit"]
@@ -68,6 +68,7 @@ def audit(
     permutations = config.permutations_for(len(tests))
     options = config.model_options(cache_dir)
 
+    check_reference(config, options, store)
     target = ModelHandle(config.model, options, store, progress)
     if config.batch_size:
         batch_size = generation_batch_size = config.batch_size

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import gc
+from collections.abc import Iterator
 
 from ..backends import (
     LanguageModel,
@@ -135,6 +137,24 @@ def resolve_reference(
             status="used", requested=requested, reason=f"closest GPT-2 in size: {name}"
         ), handle
     # An explicit reference that can't be found is an error, not a silent fallback.
-    handle = ModelHandle(requested, options, store, progress)
-    handle.namespace  # noqa: B018
+    with naming_the_reference():
+        handle = ModelHandle(requested, options, store, progress)
+        handle.namespace  # noqa: B018
     return ReferenceInfo(status="used", requested=requested, reason="--reference"), handle
+
+
+def check_reference(config: AuditConfig, options: ModelOptions, store: EvidenceStore) -> None:
+    """An explicit reference that can't be identified fails before the tested model's work, not after."""
+    if config.reference not in ("auto", "none"):
+        with naming_the_reference():
+            describe_model(config.reference, options, store.file_digest)
+
+
+@contextlib.contextmanager
+def naming_the_reference() -> Iterator[None]:
+    """Errors about the reference model say it is the reference (they are worded for MODEL)."""
+    try:
+        yield
+    except ContamcheckError as exc:
+        exc.args = (f"--reference: {exc}",)
+        raise

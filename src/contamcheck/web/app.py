@@ -329,6 +329,8 @@ def prepare(
 
     try:
         check_model(values.model)
+        if values.reference not in ("auto", "none", ""):
+            check_model(values.reference, "Reference")
         if benchmark_file is not None and values.benchmark_path:
             raise InputError("Benchmark: give one, a typed path or an uploaded file, not both.")
         if benchmark_file is not None:

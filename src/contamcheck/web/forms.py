@@ -14,8 +14,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..backends.packaged import resolve_packaged
 from ..benchmarks import BUILTINS
-from ..config import DEFAULT_ALPHA, DEFAULT_K, DEFAULT_LIMIT, AuditConfig
+from ..config import DEFAULT_ALPHA, DEFAULT_K, DEFAULT_LIMIT, AuditConfig, too_long
 from ..errors import InputError
 from ..methods import TESTS
 
@@ -176,12 +177,20 @@ def _optional_int(text: str, label: str) -> int | None:
     return _int(text, label, 0) if text else None
 
 
-def check_model(model: str) -> None:
-    """Fail early on an empty model, or a typed local path that does not exist."""
+def check_model(model: str, what: str = "Model") -> None:
+    """Fail early on an empty model, one too long to be a name, an unknown pkg: name, or a typed
+    local path that does not exist (``what``: "Model" or "Reference")."""
     if not model:
         raise InputError(
-            "Model: give a Hugging Face Hub id, a local model folder or .gguf file, or pkg:NAME."
+            f"{what}: give a Hugging Face Hub id, a local model folder or .gguf file, or pkg:NAME."
         )
+    if too_long(model):
+        raise InputError(f"{what}: too long to be a name or a path ({len(model):,} characters).")
+    if model.startswith("pkg:"):
+        try:
+            resolve_packaged(model)
+        except InputError as exc:
+            raise InputError(f"{what}: {exc}") from None
     looks_local = model.startswith(("/", "./", "../", "~")) or model.endswith(".gguf")
     if looks_local and not Path(model).expanduser().exists():
-        raise InputError(f"Model: {model!r} does not exist on this machine. Check the path.")
+        raise InputError(f"{what}: {model!r} does not exist on this machine. Check the path.")
