@@ -49,6 +49,7 @@ def difference_histogram(differences: Sequence[float], threshold: float | None, 
     values = np.asarray(differences, dtype=float)
     mirror = -values
     bins = _bins(np.concatenate([values, mirror]), threshold)
+    values, mirror = _unflagged_left(values, threshold), _unflagged_left(mirror, threshold)
 
     def draw(ax: Any) -> None:
         ax.hist(values, bins=bins, color=BENCHMARK_COLOUR, alpha=0.7, label="observed differences (d)")
@@ -70,6 +71,7 @@ def score_histogram(
     ours = np.asarray(benchmark, dtype=float)
     theirs = np.asarray(controls, dtype=float)
     bins = _bins(np.concatenate([ours, theirs]), threshold)
+    ours, theirs = _unflagged_left(ours, threshold), _unflagged_left(theirs, threshold)
 
     def draw(ax: Any) -> None:
         ax.hist(ours, bins=bins, color=BENCHMARK_COLOUR, alpha=0.7, label="benchmark questions")
@@ -89,6 +91,7 @@ def bulk_histogram(scores: Sequence[float], null: Any, threshold: float | None, 
 
     values = np.asarray(scores, dtype=float)
     bins = _bins(values, threshold)
+    values = _unflagged_left(values, threshold)
 
     def draw(ax: Any) -> None:
         _, edges, _ = ax.hist(values, bins=bins, color=BENCHMARK_COLOUR, alpha=0.7, label="questions")
@@ -138,6 +141,7 @@ def shard_chart(shards: Sequence[ShardResult], salt: str) -> str:
 
 
 def _bins(values: Any, threshold: float | None) -> Any:
+    """Equal bins over the values, with the threshold on an edge, so no bar straddles the line."""
     import numpy as np
 
     finite = values[np.isfinite(values)]
@@ -149,7 +153,25 @@ def _bins(values: Any, threshold: float | None) -> Any:
     if high - low < 1e-12:
         low, high = low - 0.5, high + 0.5
     count = int(min(40, max(10, np.sqrt(finite.size) * 2)))
-    return np.linspace(low, high, count + 1)
+    if threshold is None:
+        return np.linspace(low, high, count + 1)
+    width = (high - low) / count
+    below = int(np.ceil((threshold - low) / width - 1e-9))
+    above = int(np.ceil((high - threshold) / width - 1e-9))
+    edges = threshold + width * np.arange(-below, above + 1)
+    edges[below] = threshold
+    return edges
+
+
+def _unflagged_left(values: Any, threshold: float | None) -> Any:
+    """A flag is a value strictly above the threshold: values on it are drawn in the bar left of it
+    (a histogram counts a value on an edge in the bar to its right)."""
+    import numpy as np
+
+    if threshold is None:
+        return values
+    on_line = np.isclose(values, threshold, rtol=0.0, atol=1e-12)
+    return np.where(on_line, np.nextafter(threshold, -np.inf), values)
 
 
 def _threshold_line(ax: Any, threshold: float | None, label: str) -> None:
