@@ -280,7 +280,11 @@ class JobRunner:
         self._thread = threading.Thread(target=self._loop, name="contamcheck-audits", daemon=True)
         self._thread.start()
 
-    def stop(self, timeout: float = 10.0) -> None:
+    def running(self) -> bool:
+        """Whether the worker thread is still alive (after ``stop``: an audit did not stop in time)."""
+        return self._thread is not None and self._thread.is_alive()
+
+    def stop(self, timeout: float = 30.0) -> None:
         """Stop after the running audit's current batch; what is queued is marked interrupted."""
         with self._condition:
             self._stopping = True
@@ -362,7 +366,7 @@ class JobRunner:
         except _JobStopped as stop:
             kept = "Evidence computed so far is kept in the cache: run it again to resume."
             if stop.why == "cancelled":
-                changes = {"status": "cancelled", "message": f"Cancelled. {kept}"}
+                changes = {"status": "cancelled", "message": kept}
             else:
                 changes = {
                     "status": "interrupted",

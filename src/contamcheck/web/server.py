@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
+import os
 import socket
+import sys
 from pathlib import Path
 
 import click
@@ -44,7 +47,16 @@ def serve(host: str, port: int, data: str | None, max_upload_mb: float) -> int:
     config = uvicorn.Config(
         app, log_level="warning", access_log=False, proxy_headers=False, server_header=False, lifespan="on"
     )
-    uvicorn.Server(config).run(sockets=[listener])
+    # uvicorn's shutdown stops the audit runner; then it raises Ctrl-C's signal again
+    with contextlib.suppress(KeyboardInterrupt):
+        uvicorn.Server(config).run(sockets=[listener])
+    if app.state.runner.running():
+        # A thread still inside torch at interpreter exit aborts the process (std::terminate);
+        # what the audit finished is in the cache already, and the job shows as interrupted.
+        click.echo("The running audit did not stop in time; exiting without it (its work so far is kept).")
+        sys.stdout.flush()
+        os._exit(0)
+    click.echo("contamcheck web UI stopped.")
     return 0
 
 
