@@ -250,6 +250,17 @@ def test_the_form_can_be_filled_from_an_earlier_audit(client):
     assert 'value="min-k" checked' in page and 'value="completion">' in page
 
 
+def test_changing_an_audit_of_an_uploaded_file_asks_for_the_file_again(client):
+    files = {"benchmark_file": ("mine.jsonl", Path(SAMPLE).read_bytes(), "application/json")}
+    job_id = start_job(client, files=files, limit="5", tests="min-k")
+    wait_for(client, job_id)
+    page = client.get(f"/?again={job_id}").text
+    assert 'id="uploaded-again"' in page and "mine.jsonl (benchmark)" in page
+    builtin = start_job(client, limit="5", tests="min-k")  # a built-in benchmark needs no notice
+    wait_for(client, builtin)
+    assert 'id="uploaded-again"' not in client.get(f"/?again={builtin}").text
+
+
 def test_deleting_an_audit_removes_its_files(client, data_dir):
     files = {"benchmark_file": ("mine.jsonl", Path(SAMPLE).read_bytes(), "application/json")}
     job_id = start_job(client, files=files, limit="5", tests="min-k")

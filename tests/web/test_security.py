@@ -231,6 +231,14 @@ def test_nothing_is_served_by_a_path_from_the_request(client, path):
     assert "root:" not in response.text and "import" not in response.text
 
 
+def test_an_unknown_address_gets_the_not_found_page_and_the_api_json(client):
+    page = client.get("/no/such/page")
+    assert page.status_code == 404 and "<h1>Not found</h1>" in page.text
+    api = client.get("/api/no-such-thing")
+    assert api.status_code == 404 and api.json() == {"detail": "Not Found"}
+    assert client.get("/jobs/x/cancel").status_code in (404, 405)
+
+
 def test_a_running_job_has_no_downloads_yet(client):
     job_id = start_job(client, model=f"{CHEATER}:delay=0.3", limit="20")
     assert client.get(f"/jobs/{job_id}/report.json").status_code == 404

@@ -32,6 +32,7 @@ from fastapi import FastAPI, Request
 from fastapi.responses import HTMLResponse, JSONResponse, PlainTextResponse, RedirectResponse, Response
 from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import FormData, UploadFile
+from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from .. import __version__
 from ..benchmarks import BUILTINS, load_benchmark
@@ -158,12 +159,22 @@ def create_app(
     async def too_large(_: Request, exc: Exception) -> Response:
         return PlainTextResponse(str(exc), status_code=413)
 
+    @app.exception_handler(StarletteHTTPException)
+    async def no_route(request: Request, exc: Exception) -> Response:
+        """Unknown addresses get the same page as an unknown audit; the API keeps JSON."""
+        assert isinstance(exc, StarletteHTTPException)
+        if exc.status_code == 404 and not request.url.path.startswith("/api/"):
+            return not_found()
+        return JSONResponse({"detail": exc.detail}, status_code=exc.status_code, headers=exc.headers)
+
     @app.get("/", response_class=HTMLResponse)
     def index(again: str | None = None) -> HTMLResponse:
         values = FormValues()
         source = store.get(again) if again else None
         if source is not None:
-            values = FormValues.from_config(source.audit_config(), source.benchmark_label)
+            values = FormValues.from_config(
+                source.audit_config(), source.benchmark_label, source.control_label
+            )
         return front_page(values)
 
     @app.post("/jobs")

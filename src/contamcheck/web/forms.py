@@ -39,6 +39,8 @@ class FormValues:
     model: str = ""
     benchmark: str = "sample"  # a built-in name (the select)
     benchmark_path: str = ""  # or a file path / hf: spec typed in
+    # files the audit being changed uploaded: a form can't hold a file, so they must be chosen again
+    uploaded: list[str] = dataclasses.field(default_factory=list)
     field: str = ""
     reference: str = "auto"
     tests: list[str] = dataclasses.field(default_factory=TESTS.names)
@@ -77,10 +79,17 @@ class FormValues:
         )
 
     @classmethod
-    def from_config(cls, config: AuditConfig, benchmark_label: str) -> FormValues:
+    def from_config(
+        cls, config: AuditConfig, benchmark_label: str, control_label: str | None = None
+    ) -> FormValues:
         """The form as it was for a stored job (an uploaded file has to be chosen again)."""
         builtin = config.benchmark in BUILTINS
+        uploaded_benchmark = not builtin and benchmark_label != config.benchmark
+        uploaded = [f"{benchmark_label} (benchmark)"] if uploaded_benchmark else []
+        if config.control is not None and control_label is not None:
+            uploaded.append(f"{control_label} (control questions)")
         return cls(
+            uploaded=uploaded,
             model=config.model,
             benchmark=config.benchmark if builtin else "sample",
             benchmark_path="" if builtin or benchmark_label != config.benchmark else config.benchmark,
