@@ -306,3 +306,13 @@ def test_unreadable_or_invalid_job_files_are_skipped_not_fatal(open_client, data
     assert [job["id"] for job in restarted.get("/api/jobs").json()] == [job_id]
     assert restarted.get("/?again=20200101-000000-11111111").status_code == 200
     assert restarted.get("/?again=../../etc").status_code == 200
+
+
+def test_audits_created_within_one_second_are_listed_newest_first(tmp_path):
+    from contamcheck import AuditConfig
+    from contamcheck.web.jobs import JobStore
+
+    store = JobStore(tmp_path)
+    config = AuditConfig(model="fake:clean", benchmark="sample")
+    created = [store.create(config, "sample").id for _ in range(6)]
+    assert [record.id for record in store.all()] == created[::-1]

@@ -212,6 +212,14 @@ def test_uploads_must_be_question_files(client, data_dir, name):
     assert not any((data_dir / "uploads").iterdir())
 
 
+def test_a_malformed_upload_is_named_as_uploaded_not_by_its_server_path(client, data_dir):
+    bad = b'{"question": "What is 2 + 3?"}\n{oops\n'
+    response = submit(client, files={"benchmark_file": ("bad.jsonl", bad, "application/json")})
+    assert response.status_code == 400
+    assert "Line 2 of &#39;bad.jsonl&#39;" in response.text and "uploads" not in response.text
+    assert not any((data_dir / "uploads").iterdir())
+
+
 @pytest.mark.parametrize(
     "path",
     [

@@ -19,9 +19,10 @@ Endpoints::
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from collections import OrderedDict
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from importlib import resources
 from pathlib import Path
@@ -356,16 +357,31 @@ def prepare(
         control = keep(control_file, "Control file") if control_file is not None else None
         control_label = Path(control_file.filename.replace("\\", "/")).name[:200] if control_file else None
         config = build_config(values, benchmark, control)
-        # Files are read now, so that a wrong path, field or format shows in the form at once.
-        if benchmark not in BUILTINS and not benchmark.startswith("hf:"):
-            load_benchmark(benchmark, config.field, ordered=config.ordered)
+        # Files are read now, so that a wrong path, field or format shows in the form at once; an
+        # upload is named as the person chose it, not by where the server keeps it.
+        with named_as_uploaded(benchmark, label if benchmark_file is not None else None):
+            if benchmark not in BUILTINS and not benchmark.startswith("hf:"):
+                load_benchmark(benchmark, config.field, ordered=config.ordered)
         if control is not None:
-            load_benchmark(control, None, role="control")
+            with named_as_uploaded(control, control_label):
+                load_benchmark(control, None, role="control")
     except BaseException:
         for name in saved:
             store.remove_upload(name)
         raise
     return Submission(config, label, control_label, saved)
+
+
+@contextlib.contextmanager
+def named_as_uploaded(stored: str, name: str | None) -> Iterator[None]:
+    """Errors about a stored upload name the file as uploaded (``name``), not its path on the server."""
+    try:
+        yield
+    except InputError as exc:
+        if name is None:
+            raise
+        message = str(exc).replace(repr(stored), repr(name)).replace(stored, name)
+        raise InputError(message) from None
 
 
 def job_status(record: JobRecord, runner: JobRunner) -> dict[str, Any]:

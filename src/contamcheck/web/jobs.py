@@ -143,7 +143,8 @@ class JobStore:
     def all(self) -> list[JobRecord]:
         with self._lock:
             records = [r.model_copy(deep=True) for r in self._jobs.values()]
-        return sorted(records, key=lambda r: (r.created_at, r.id), reverse=True)
+        # newest first: to the microsecond, so audits created within one second keep their order
+        return sorted(records, key=lambda r: (datetime.fromisoformat(r.created_at), r.id), reverse=True)
 
     def report_path(self, job_id: str) -> Path | None:
         """The saved report of a finished job, looked up by its (checked) id."""
@@ -175,7 +176,7 @@ class JobStore:
             job_id = f"{time.strftime('%Y%m%d-%H%M%S', time.gmtime())}-{secrets.token_hex(4)}"
             record = JobRecord(
                 id=job_id,
-                created_at=now(),
+                created_at=datetime.now(timezone.utc).isoformat(timespec="microseconds"),
                 config=stored,
                 benchmark_label=benchmark_label,
                 control_label=control_label,
