@@ -173,3 +173,10 @@ def test_p_values_are_never_shown_as_zero():
     assert format_p(1.7e-5) == "1.7 × 10⁻⁵"
     assert format_p(0.0004) == "4.0 × 10⁻⁴"
     assert format_p(0.0123) == "0.012" and format_p(0.5) == "0.50" and format_p(None) == "n/a"
+
+
+def test_a_character_cut_off_where_generation_stopped_is_not_shown():
+    from contamcheck.report.html_report import written
+
+    assert written("she has 20 apples\ufffd") == "she has 20 apples"  # the last token ended mid-character
+    assert written("a\ufffdb") == "a\ufffdb" and written(None) == ""  # only at the end, where it was cut

@@ -364,9 +364,9 @@ def _familiar(
                 Writing(
                     f"{test.name}: completing the question's second half",
                     "told the dataset's name",
-                    entry.generated or "",
+                    written(entry.generated),
                     "general instruction",
-                    entry.general_generated or "",
+                    written(entry.general_generated),
                 )
             )
         elif entry.generated is not None or entry.twin_generated is not None:
@@ -375,12 +375,17 @@ def _familiar(
                 Writing(
                     f"{test.name}: continuing the first half",
                     "of the original",
-                    entry.generated or "",
+                    written(entry.generated),
                     ("of twin 1" if len(item.twins) > 1 else "of the twin") if paired else None,
-                    (entry.twin_generated or "") if paired else None,
+                    written(entry.twin_generated) if paired else None,
                 )
             )
     return view
+
+
+def written(text: str | None) -> str:
+    """What the model wrote, less a character cut in half where generation stopped (decoded as U+FFFD)."""
+    return (text or "").rstrip("\ufffd")
 
 
 _TOKENS = re.compile(r"\d+(?:[.,]\d+)*|[^\W\d_]+|\s+|.", re.S)
