@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import csv
+import errno
 import os
 import subprocess
 import sys
+import threading
 from importlib import resources
 from pathlib import Path
 
@@ -77,6 +79,50 @@ def test_unwritable_outputs_fail_before_any_work(flag, tmp_path, monkeypatch, ca
     code = main(["report", str(tmp_path / "absent.json"), flag, missing])
     assert code == 2 and "does not exist" in capsys.readouterr().err
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize(
+    ("outputs_given", "message"),
+    [
+        (["-o", "r.json", "--csv", "r.json"], "Two outputs name the same file"),
+        (["-o", ""], "--output needs a file name, got ''"),
+        (["-o", "-"], "--json prints the report on stdout"),
+        (["-o", "newdir/"], "ends with a slash"),
+        (["--html", "/proc/report.html"], "can't write in '/proc'"),
+    ],
+)
+def test_bad_output_names_fail_before_any_work(outputs_given, message, tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(pipeline, "audit", lambda *a, **k: pytest.fail("audit ran"))
+    assert main(["fake:clean", "sample", *outputs_given]) == 2
+    assert message in capsys.readouterr().err
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_outputs_write_through_links_and_into_pipes_without_replacing_them(tmp_path):
+    """A link's file is replaced, not the link; a pipe (as /dev/stdout or /dev/null) is written into."""
+    link = tmp_path / "link.json"
+    link.symlink_to(tmp_path / "real.json")
+    pipe = tmp_path / "pipe.csv"
+    os.mkfifo(pipe)
+    received: list[bytes] = []
+    reader = threading.Thread(target=lambda: received.append(pipe.read_bytes()), daemon=True)
+    reader.start()
+    assert main(["fake:clean", "sample", *FAST, "-o", str(link), "--csv", str(pipe)]) == 0
+    reader.join(30)
+    assert link.is_symlink() and read_report(tmp_path / "real.json").verdict.code == "clean"
+    assert pipe.is_fifo() and received[0].startswith(b"id,text,twin,")
+
+
+def test_a_write_that_fails_is_a_runtime_failure_naming_the_file(tmp_path, monkeypatch, capsys):
+    def disk_full(*_: object) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(os, "replace", disk_full)
+    html = tmp_path / "r.html"
+    assert main(["fake:clean", "sample", *FAST, "--html", str(html)]) == 3
+    assert f"Can't write {str(html)!r}: No space left on device" in capsys.readouterr().err
+    assert list(tmp_path.iterdir()) == []  # and no temporary left behind
 
 
 @pytest.mark.parametrize("command", [["fake:clean", "sample"], ["run"], ["report"]])

@@ -9,6 +9,7 @@ from typing import Any
 from rich.console import Console
 
 from ..config import AuditConfig
+from ..errors import InputError
 from ..memory import return_freed_memory
 from ..report import io
 from ..report.model import Report
@@ -72,9 +73,15 @@ OUTPUT_FLAGS = {"output": "--output", "csv_file": "--csv", "html_file": "--html"
 
 def writable_outputs(options: dict[str, Any]) -> dict[str, Any]:
     """The output files, each checked before any work is done (a bad path fails in a second)."""
-    return {
-        key: io.check_writable(options[key], flag) for key, flag in OUTPUT_FLAGS.items() if options.get(key)
+    checked = {
+        key: io.check_writable(options[key], flag)
+        for key, flag in OUTPUT_FLAGS.items()
+        if options.get(key) is not None
     }
+    files = [path.resolve() for path in checked.values() if not path.exists() or path.is_file()]
+    if len(set(files)) < len(files):
+        raise InputError("Two outputs name the same file; give each of --output, --csv and --html its own.")
+    return checked
 
 
 def show_report(report: Report, options: dict[str, Any]) -> None:

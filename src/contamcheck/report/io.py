@@ -9,27 +9,59 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from ..errors import InputError
+from ..errors import InputError, RuntimeFailure
 from .model import SCHEMA_VERSION, Report
 
 
 def check_writable(path: str | Path, flag: str) -> Path:
     """Fail before any work is done when an output file can't be written."""
+    text = str(path)
+    if not text.strip() or text == "-":
+        hint = " (--json prints the report on stdout)" if text == "-" else ""
+        raise InputError(f"{flag} needs a file name, got {text!r}{hint}.")
+    if text.endswith(("/", os.sep)):
+        raise InputError(f"{flag} {text!r} ends with a slash; give a file name, not a folder.")
     target = Path(path).expanduser()
     if target.is_dir():
-        raise InputError(f"{flag} {str(path)!r} is a folder; give a file name.")
-    parent = target.parent if str(target.parent) else Path(".")
+        raise InputError(f"{flag} {text!r} is a folder; give a file name.")
+    if target.exists() and not target.is_file():  # a device or a pipe: written in place
+        if not os.access(target, os.W_OK):
+            raise InputError(f"{flag} {text!r} is not writable.")
+        return target
+    parent = target.resolve().parent
     if not parent.is_dir():
-        raise InputError(f"{flag} {str(path)!r}: the folder {str(parent)!r} does not exist.")
-    if not os.access(parent, os.W_OK):
-        raise InputError(f"{flag} {str(path)!r}: the folder {str(parent)!r} is not writable.")
+        raise InputError(f"{flag} {text!r}: the folder {str(target.parent)!r} does not exist.")
+    try:  # a real file, made and removed: os.access can't see a read-only file system or /proc
+        with tempfile.NamedTemporaryFile(dir=parent, prefix=f".{target.name[:50]}.", suffix=".check"):
+            pass
+    except OSError as exc:
+        raise InputError(f"{flag} {text!r}: can't write in {str(parent)!r} ({exc.strerror}).") from None
     return target
 
 
 def write_atomic(path: str | Path, text: str) -> None:
-    """Write ``text`` to a temporary file beside ``path`` and rename it into place."""
-    target = Path(path)
-    handle, temporary = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+    """Write ``text`` to a temporary file beside ``path`` and rename it into place.
+
+    Through a symbolic link, the file it points to is replaced, not the link; a device or a pipe
+    (``/dev/null``, ``/dev/stdout``) is written in place, never renamed over. A failed write (a full
+    disk) is a :class:`RuntimeFailure` that names the file.
+    """
+    try:
+        _write(Path(path), text)
+    except OSError as exc:
+        raise RuntimeFailure(
+            f"Can't write {str(path)!r}: {exc.strerror or exc}. Run again once it can be written (the cache, "
+            "unless --no-cache, keeps what the audit computed)."
+        ) from None
+
+
+def _write(target: Path, text: str) -> None:
+    if target.exists() and not target.is_file():
+        with target.open("w", encoding="utf-8", newline="") as stream:
+            stream.write(text)
+        return
+    target = target.resolve()
+    handle, temporary = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name[:50]}.", suffix=".tmp")
     try:
         with os.fdopen(handle, "w", encoding="utf-8", newline="") as stream:
             stream.write(text)
