@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import sqlite3
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -83,6 +85,29 @@ def test_a_damaged_database_is_moved_aside_not_deleted(tmp_path):
     assert list(tmp_path.glob("evidence.sqlite3.damaged-*"))
     cache.put_many("m", {"k": "v"})
     assert cache.get_many("m", ["k"]) == {"k": "v"}
+
+
+def test_an_intact_cache_it_cannot_write_is_an_input_error_and_kept(tmp_path, monkeypatch):
+    """Read-only or locked is not damaged: the file stays where it is, with its evidence."""
+    EvidenceCache(tmp_path).put_many("m", {"k": "v"})
+
+    def read_only(self: EvidenceCache) -> None:
+        raise sqlite3.OperationalError("attempt to write a readonly database")
+
+    monkeypatch.setattr(EvidenceCache, "_open", read_only)
+    with pytest.raises(InputError, match=r"readonly database.*--no-cache"):
+        EvidenceCache(tmp_path)
+    monkeypatch.undo()
+    assert not list(tmp_path.glob("*.damaged-*"))
+    assert EvidenceCache(tmp_path).get_many("m", ["k"]) == {"k": "v"}
+
+
+def test_a_read_only_cache_file_is_named(tmp_path, monkeypatch):
+    EvidenceCache(tmp_path).put_many("m", {"k": "v"})
+    monkeypatch.setattr(os, "access", lambda path, mode: Path(path).name != "evidence.sqlite3")
+    with pytest.raises(InputError, match="is read-only"):
+        EvidenceCache(tmp_path)
+    assert not list(tmp_path.glob("*.damaged-*"))
 
 
 def test_summary_and_clear(tmp_path):

@@ -98,9 +98,19 @@ class EvidenceCache:
             )
         self.path = self.folder / FILE_NAME
         self.notes: list[str] = []
+        if self.path.exists() and not os.access(self.path, os.W_OK):
+            raise InputError(
+                f"The evidence cache {str(self.path)!r} is read-only. Make it writable, or pass "
+                "--cache DIR (another folder) or --no-cache."
+            )
         try:
             self._db = self._open()
-        except sqlite3.DatabaseError as exc:
+        except sqlite3.OperationalError as exc:  # locked past the timeout, or a read-only folder: intact
+            raise InputError(
+                f"The evidence cache {str(self.path)!r} can't be used ({exc}). "
+                "Pass --cache DIR or --no-cache."
+            ) from None
+        except sqlite3.DatabaseError as exc:  # not a database, or another schema: set aside
             aside = self.path.with_name(f"{FILE_NAME}.damaged-{int(time.time())}")
             self.path.rename(aside)
             for suffix in ("-wal", "-shm"):
