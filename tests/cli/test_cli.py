@@ -126,6 +126,7 @@ def write(tmp_path: Path, name: str, text: str) -> str:
         (["fake:clean", "q" * 300 + ".jsonl"], "BENCHMARK is too long to be a name or a path"),
         (["report", "q" * 300 + ".json"], "A path is too long for this system"),
         (["fake:clean", "sample", "--reference", "/no/such/ref"], "--reference: Model path"),
+        (["fake:clean", "sample", "--reference", "fake:clean"], "is the model under audit"),
     ],
 )
 def test_input_errors_exit_2_with_one_line(capsys, args, message):

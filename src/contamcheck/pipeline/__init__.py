@@ -68,8 +68,8 @@ def audit(
     permutations = config.permutations_for(len(tests))
     options = config.model_options(cache_dir)
 
-    check_reference(config, options, store)
     target = ModelHandle(config.model, options, store, progress)
+    check_reference(config, options, store, target.description)
     if config.batch_size:
         batch_size = generation_batch_size = config.batch_size
     else:

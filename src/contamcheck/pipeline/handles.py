@@ -16,7 +16,7 @@ from ..backends import (
     reference_for_size,
 )
 from ..config import AuditConfig
-from ..errors import ContamcheckError
+from ..errors import ContamcheckError, InputError
 from ..evidence import EvidenceStore
 from ..evidence.engine import ProgressCallback
 from ..report.model import ModelInfo, ReferenceInfo
@@ -143,11 +143,22 @@ def resolve_reference(
     return ReferenceInfo(status="used", requested=requested, reason="--reference"), handle
 
 
-def check_reference(config: AuditConfig, options: ModelOptions, store: EvidenceStore) -> None:
-    """An explicit reference that can't be identified fails before the tested model's work, not after."""
-    if config.reference not in ("auto", "none"):
-        with naming_the_reference():
-            describe_model(config.reference, options, store.file_digest)
+def check_reference(
+    config: AuditConfig, options: ModelOptions, store: EvidenceStore, target: ModelDescription
+) -> None:
+    """An explicit reference that can't be identified fails before the tested model's work, not after;
+    so does the tested model itself as its reference (every score would be zero: nothing to find)."""
+    if config.reference in ("auto", "none"):
+        return
+    with naming_the_reference():
+        reference = describe_model(config.reference, options, store.file_digest)
+    same = reference.identity is not None and reference.identity == target.identity
+    if same or config.reference == config.model:
+        raise InputError(
+            f"--reference {config.reference!r} is the model under audit (the same weights): each "
+            "score less its own is zero, so no test could find anything. Pass a model that never "
+            "saw the benchmark, or --reference none."
+        )
 
 
 @contextlib.contextmanager
