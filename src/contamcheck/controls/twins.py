@@ -46,10 +46,12 @@ class NumberPool:
                 counts.setdefault(_key(shape), Counter())[Decimal(literal.replace(",", ""))] += 1
         # Sorted values and cumulative weights give a seeded, order-independent weighted draw.
         self._values: dict[ShapeKey, list[Decimal]] = {}
+        self._known: dict[ShapeKey, frozenset[Decimal]] = {}
         self._cumulative: dict[ShapeKey, list[int]] = {}
         for key, counter in counts.items():
             values = sorted(counter)
             self._values[key] = values
+            self._known[key] = frozenset(values)
             self._cumulative[key] = list(accumulate(counter[v] for v in values))
 
     def draw(self, shape: NumberShape, exclude: set[Decimal], rng: random.Random) -> Decimal | None:
@@ -60,7 +62,9 @@ class NumberPool:
         key = _key(shape)
         values = self._values.get(key, [])
         cumulative = self._cumulative.get(key, [])
-        allowed = len(set(values) - exclude)
+        known = self._known.get(key, frozenset())
+        # as len(set(values) - exclude), without a set of every value per draw (quadratic on big files)
+        allowed = len(values) - sum(1 for value in exclude if value in known)
         for _ in range(4 * len(values) if allowed else 0):
             index = bisect_left(cumulative, rng.randint(1, cumulative[-1]))
             if values[index] not in exclude:
