@@ -156,10 +156,16 @@ def _bins(values: Any, threshold: float | None) -> Any:
     if threshold is None:
         return np.linspace(low, high, count + 1)
     width = (high - low) / count
-    below = int(np.ceil((threshold - low) / width - 1e-9))
-    above = int(np.ceil((high - threshold) / width - 1e-9))
+    # at least one bar left of the line: values on it are drawn there (_unflagged_left)
+    below = max(1, int(np.ceil((threshold - low) / width)))
+    above = max(1, int(np.ceil((high - threshold) / width)))
     edges = threshold + width * np.arange(-below, above + 1)
     edges[below] = threshold
+    # rounding can leave the extreme values a hair outside: widen by whole bars until they are in
+    while edges[0] > min(low, float(np.nextafter(threshold, -np.inf))):
+        edges = np.insert(edges, 0, edges[0] - width)
+    while edges[-1] < high:
+        edges = np.append(edges, edges[-1] + width)
     return edges
 
 
