@@ -202,6 +202,21 @@ def test_benchmarks_listing_describes_tests_as_an_audit_judges_them():
     assert judged["guided"] == ("self-paired", False) and judged["min-k"] == ("bulk", True)
 
 
+def test_a_skipped_test_keeps_its_calibration(tmp_path):
+    """guided skipped (no question has a number) is still uncalibrated: the advice must not count it."""
+    from contamcheck import AuditConfig, audit
+
+    words = "The quick brown fox jumps over the lazy dog near the river bank today"
+    rows = [f'{{"question": "{words} and question {chr(65 + i)} ends here?"}}' for i in range(25)]
+    numberless = tmp_path / "words.jsonl"
+    numberless.write_text("\n".join(rows) + "\n", encoding="utf-8")
+    config = AuditConfig(model="fake:clean", benchmark=str(numberless), tests=["guided"], no_cache=True)
+    report = audit(config)
+    (guided,) = report.tests
+    assert guided.status == "skipped" and not guided.calibrated
+    assert report.verdict.code == "inconclusive" and "skipped" not in report.verdict.explanation
+
+
 def test_low_memory_changes_no_result():
     """Returning freed memory (on by default) changes how memory is used, never a number."""
     command = [sys.executable, "-m", "contamcheck", "fake:clean", "sample", "-n", "30", "--tests", "min-k"]

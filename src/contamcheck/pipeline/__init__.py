@@ -113,11 +113,12 @@ def audit(
         if isinstance(test, CanonicalOrder):
             shards = shard_plans[test.name]
             if isinstance(shards, str):
-                results.append(skipped(test, True, "random reorderings of the same questions", shards))
+                reorderings = "random reorderings of the same questions"
+                results.append(skipped(test, test.calibrated, reorderings, shards))
             else:
                 results.append(run_canonical_order(test, shards, target_evidence, config.alpha))
             continue
-        calibrated = is_calibrated(test.likelihood, has_reference, not controls.paired)
+        calibrated = test.calibrated and is_calibrated(test.likelihood, has_reference, not controls.paired)
         calibration = describe_calibration(test, controls, has_reference)
         if not controls.items:
             results.append(skipped(test, calibrated, calibration, assemble.no_items_reason(controls)))
