@@ -316,3 +316,34 @@ def test_audits_created_within_one_second_are_listed_newest_first(tmp_path):
     config = AuditConfig(model="fake:clean", benchmark="sample")
     created = [store.create(config, "sample").id for _ in range(6)]
     assert [record.id for record in store.all()] == created[::-1]
+
+    listed = store.all()  # a job file edited by hand, its time without a zone or not a time, still lists
+    store.update(created[0], created_at="2026-12-04T22:00:00")
+    store.update(created[1], created_at="yesterday")
+    assert len(store.all()) == len(listed) and store.all()[-1].id == created[1]
+
+
+def test_an_audit_that_outlasts_the_stop_is_marked_interrupted_before_the_server_exits(tmp_path):
+    import threading
+
+    from contamcheck import AuditConfig
+    from contamcheck.web.jobs import JobRunner, JobStore
+
+    store, release = JobStore(tmp_path), threading.Event()
+    started = threading.Event()
+
+    def stuck_audit(config, progress):  # inside one long step: no progress call to stop at
+        started.set()
+        release.wait(30)
+        raise RuntimeError("released")
+
+    runner = JobRunner(store, stuck_audit)
+    runner.start()
+    job = store.create(AuditConfig(model="fake:clean", benchmark="sample"), "sample")
+    runner.submit(job.id)
+    assert started.wait(10)
+    runner.stop(timeout=0.2)
+    assert runner.running()  # serve() exits the process without it
+    stored = store.get(job.id)
+    assert stored is not None and stored.status == "interrupted" and "run it again" in (stored.message or "")
+    release.set()

@@ -62,8 +62,8 @@ PACKAGED: dict[str, PackagedModel] = {
 }
 
 
-def resolve_packaged(spec: str) -> Path:
-    """The model file behind ``pkg:NAME``, with the install command when it is missing."""
+def check_packaged(spec: str) -> PackagedModel:
+    """The model ``pkg:NAME`` names, if it is known and its package installed; nothing is read."""
     from ..errors import UnknownNameError
 
     name = spec.removeprefix("pkg:")
@@ -74,4 +74,9 @@ def resolve_packaged(spec: str) -> Path:
         metadata.distribution(model.distribution)
     except metadata.PackageNotFoundError:
         raise InputError(f"pkg:{name} needs the {model.distribution} package: {model.install}") from None
-    return model.locate()
+    return model
+
+
+def resolve_packaged(spec: str) -> Path:
+    """The model file behind ``pkg:NAME``, with the install command when it is missing."""
+    return check_packaged(spec).locate()

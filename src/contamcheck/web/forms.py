@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..backends.packaged import resolve_packaged
+from ..backends.packaged import check_packaged
 from ..benchmarks import BUILTINS
 from ..config import DEFAULT_ALPHA, DEFAULT_K, DEFAULT_LIMIT, AuditConfig, too_long
 from ..errors import InputError
@@ -197,7 +197,7 @@ def check_model(model: str, what: str = "Model") -> None:
         raise InputError(f"{what}: too long to be a name or a path ({len(model):,} characters).")
     if model.startswith("pkg:"):
         try:
-            resolve_packaged(model)
+            check_packaged(model)  # known and installed: reading the weights is the audit's work
         except InputError as exc:
             raise InputError(f"{what}: {exc}") from None
     looks_local = model.startswith(("/", "./", "../", "~")) or model.endswith(".gguf")

@@ -46,6 +46,15 @@ JOB_SCHEMA = 1
 AuditFunction = Callable[[AuditConfig, Callable[[str, int, int], None]], "Report"]
 
 
+def _moment(stamp: str) -> datetime:
+    """A stored time to sort by; one edited by hand (no zone, not a time) sorts as UTC, or first."""
+    try:
+        moment = datetime.fromisoformat(stamp)
+    except ValueError:
+        return datetime.min.replace(tzinfo=timezone.utc)
+    return moment if moment.tzinfo is not None else moment.replace(tzinfo=timezone.utc)
+
+
 def now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="seconds")
 
@@ -144,7 +153,7 @@ class JobStore:
         with self._lock:
             records = [r.model_copy(deep=True) for r in self._jobs.values()]
         # newest first: to the microsecond, so audits created within one second keep their order
-        return sorted(records, key=lambda r: (datetime.fromisoformat(r.created_at), r.id), reverse=True)
+        return sorted(records, key=lambda r: (_moment(r.created_at), r.id), reverse=True)
 
     def report_path(self, job_id: str) -> Path | None:
         """The saved report of a finished job, looked up by its (checked) id."""
@@ -301,6 +310,15 @@ class JobRunner:
             )
         if self._thread is not None:
             self._thread.join(timeout)
+        current = self._current
+        if self.running() and current is not None:  # the process will exit without it (server.py)
+            self.store.update(
+                current,
+                status="interrupted",
+                finished_at=now(),
+                message="The server stopped during this audit, before its current step ended. Evidence "
+                "computed so far is kept in the cache: run it again to resume.",
+            )
 
     def submit(self, job_id: str) -> None:
         with self._condition:
