@@ -42,3 +42,28 @@ def test_unknown_packaged_model_suggests_the_right_one():
     with pytest.raises(UnknownNameError, match="Did you mean 'smollm2-135m-instruct'"):
         resolve_packaged("pkg:smollm2")
     assert set(PACKAGED) >= {"smollm2-135m-instruct", "gemma-3-270m"}
+
+
+def test_the_automatic_reference_is_never_the_tested_model(monkeypatch):
+    """Auditing GPT-2 itself: its own scores less its own are zero, so the next size is taken."""
+    from contamcheck.backends import ModelOptions
+    from contamcheck.config import AuditConfig
+    from contamcheck.errors import ModelLoadError
+    from contamcheck.evidence import MemoryStore
+    from contamcheck.pipeline import handles
+    from contamcheck.report.model import ModelInfo
+
+    tried: list[str] = []
+
+    class Offline:  # as offline: each candidate fails to load, naming itself
+        def __init__(self, name: str, *_: object) -> None:
+            tried.append(name)
+            raise ModelLoadError(f"{name} can't be reached")
+
+    monkeypatch.setattr(handles, "ModelHandle", Offline)
+    gpt2 = "openai-community/gpt2"
+    size = 124_439_808
+    target = ModelInfo(spec=gpt2, name=gpt2, backend="hf", identity="x", num_parameters=size, settings={})
+    config = AuditConfig(model=gpt2, benchmark="sample")
+    info, handle = handles.resolve_reference(config, target, ModelOptions(), MemoryStore(), lambda *a: None)
+    assert tried == ["openai-community/gpt2-medium"] and handle is None and info.status == "unavailable"

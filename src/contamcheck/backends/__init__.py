@@ -15,7 +15,7 @@ from typing import Protocol
 
 from ..registry import Registry
 from .base import LanguageModel, ModelDescription, TokenStats
-from .reference import GPT2_FAMILY, reference_for_size
+from .reference import GPT2_FAMILY, reference_for_size, references_by_size
 
 __all__ = [
     "BACKENDS",
@@ -29,6 +29,7 @@ __all__ = [
     "describe_model",
     "load_model",
     "reference_for_size",
+    "references_by_size",
 ]
 
 

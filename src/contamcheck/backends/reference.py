@@ -20,6 +20,13 @@ GPT2_FAMILY: tuple[tuple[int, str], ...] = (
 
 def reference_for_size(num_parameters: int | None) -> str:
     """The GPT-2 closest in size to the tested model (on a log scale); the smallest if unknown."""
+    return references_by_size(num_parameters)[0]
+
+
+def references_by_size(num_parameters: int | None) -> list[str]:
+    """The GPT-2 models, closest in size to the tested model first (smallest first if unknown)."""
     if not num_parameters or num_parameters <= 0:
-        return GPT2_FAMILY[0][1]
-    return min(GPT2_FAMILY, key=lambda entry: abs(math.log(entry[0] / num_parameters)))[1]
+        return [name for _, name in GPT2_FAMILY]
+    return [
+        name for _, name in sorted(GPT2_FAMILY, key=lambda entry: abs(math.log(entry[0] / num_parameters)))
+    ]

@@ -13,7 +13,7 @@ from ..backends import (
     backend_name,
     describe_model,
     load_model,
-    reference_for_size,
+    references_by_size,
 )
 from ..config import AuditConfig
 from ..errors import ContamcheckError, InputError
@@ -126,16 +126,24 @@ def resolve_reference(
             return ReferenceInfo(
                 status="none", requested=requested, reason="the fake backend has no reference"
             ), None
-        name = reference_for_size(target.num_parameters)
-        try:
-            handle = ModelHandle(name, options, store, progress)
-            handle.namespace  # noqa: B018 - a reference not identified locally must load (download) now
-        except ContamcheckError as exc:
-            reason = f"automatic reference {name} could not be loaded: {exc}"
-            return ReferenceInfo(status="unavailable", requested=requested, reason=reason), None
+        # the closest GPT-2 that is not the tested model itself (a GPT-2 less its own scores is zero)
+        for name in references_by_size(target.num_parameters):
+            if name == target.spec:
+                continue
+            try:
+                handle = ModelHandle(name, options, store, progress)
+                identity = handle.namespace.split("|")[0]  # a Hub model not yet local loads (downloads) here
+            except ContamcheckError as exc:
+                reason = f"automatic reference {name} could not be loaded: {exc}"
+                return ReferenceInfo(status="unavailable", requested=requested, reason=reason), None
+            if identity == target.identity:
+                continue
+            return ReferenceInfo(
+                status="used", requested=requested, reason=f"closest GPT-2 in size: {name}"
+            ), handle
         return ReferenceInfo(
-            status="used", requested=requested, reason=f"closest GPT-2 in size: {name}"
-        ), handle
+            status="unavailable", requested=requested, reason="no GPT-2 but the tested model itself"
+        ), None
     # An explicit reference that can't be found is an error, not a silent fallback.
     with naming_the_reference():
         handle = ModelHandle(requested, options, store, progress)
