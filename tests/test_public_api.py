@@ -36,3 +36,12 @@ def test_permutations_are_capped_where_alpha_would_ask_for_hours():
 
     assert AuditConfig(model="m", benchmark="b").permutations_for(3) == 30_000
     assert AuditConfig(model="m", benchmark="b", alpha=1e-9).permutations_for(3) == MAX_PERMUTATIONS
+
+
+def test_too_long_counts_the_bytes_linux_counts():
+    from contamcheck.config import too_long
+
+    assert not too_long("a" * 255) and too_long("a" * 256)  # a name: 255 bytes
+    assert not too_long("é" * 127) and too_long("é" * 128)  # two bytes each
+    assert not too_long("\udcff" * 255)  # an undecodable argv byte is one byte, not three
+    assert too_long("/".join(["a" * 200] * 21))  # a path: under 4,096 bytes with its end

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, get_args
@@ -26,10 +27,8 @@ DTYPES: tuple[str, ...] = get_args(Dtype)
 
 
 def too_long(value: str) -> bool:
-    """Longer than any system takes as a path (4096 bytes, 255 a name), so no file or Hub id."""
-    return len(value.encode("utf-8", "surrogatepass")) > 4096 or any(
-        len(part.encode("utf-8", "surrogatepass")) > 255 for part in value.split("/")
-    )
+    """Longer than Linux takes as a path (4,096 bytes with its end, 255 a name), so no file or Hub id."""
+    return len(os.fsencode(value)) >= 4096 or any(len(os.fsencode(part)) > 255 for part in value.split("/"))
 
 
 @dataclass

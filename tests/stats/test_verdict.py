@@ -35,6 +35,13 @@ def test_inconclusive_says_why_no_calibrated_test_ran():
     assert "--reference" not in too_few.explanation + only_guided.explanation
 
 
+def test_an_alpha_no_permutation_count_reaches_says_to_raise_alpha():
+    capped = judge([Outcome("completion", min_attainable_p=1 / 10_000_001)], alpha=1e-9)
+    assert capped.code == "inconclusive" and "raise --alpha" in capped.explanation
+    few = judge([Outcome("completion", min_attainable_p=0.01)], alpha=0.001)
+    assert few.code == "inconclusive" and "test more questions (-n)" in few.explanation
+
+
 def test_calibration_rule():
     assert is_calibrated(likelihood=False, has_reference=False, control_file=False)
     assert not is_calibrated(likelihood=True, has_reference=False, control_file=False, bulk_null=False)

@@ -24,6 +24,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal, Protocol
 
+from ..config import MAX_PERMUTATIONS
 from .bulk import MIN_QUESTIONS
 from .flags import EXPECTED_RATE
 from .multiple import holm
@@ -151,11 +152,18 @@ def judge(outcomes: Sequence[TestOutcome], alpha: float) -> Judgement:
     # a test that reports no floor is taken to have none within reach (0.0 is a floor, not None)
     floors = [1.0 if o.min_attainable_p is None else o.min_attainable_p for o in calibrated]
     if not any(floor < bar for floor in floors):
+        beyond_cap = bar * (MAX_PERMUTATIONS + 1) <= 1  # no permutation count we run could reach it
         return Judgement(
             "inconclusive",
             VERDICT_LABELS["inconclusive"],
-            f"No calibrated test had the power to reach p < {bar:.2g} (too few usable questions, or "
-            "too few permutations): test more questions (-n) before trusting a clean result.",
+            f"No calibrated test had the power to reach p < {bar:.2g} "
+            + (
+                f"(alpha is below what {MAX_PERMUTATIONS:,} permutations, the most we run, can "
+                "show): raise --alpha before trusting a clean result."
+                if beyond_cap
+                else "(too few usable questions, or too few permutations): test more questions (-n) "
+                "before trusting a clean result."
+            ),
             adjusted,
             statuses,
         )
