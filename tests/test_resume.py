@@ -189,7 +189,8 @@ def test_cache_info_and_clear(tmp_path, capsys):
     assert "fake:memorise" in shown and "entries" in shown  # the model by its name
     assert "converted from .gguf files: 1 (1.0 MiB" in shown and "null tables: 1" in shown
     assert main(["cache", "clear", "--cache", str(tmp_path)]) == 0
-    assert "and 2 other files (converted models, null tables: 1.0 MiB)" in capsys.readouterr().out
+    cleared = capsys.readouterr().out
+    assert "and 2 other files (converted models, null tables, damaged caches set aside: 1.0 MiB)" in cleared
     assert not (tmp_path / "converted").exists() and not (tmp_path / "nulls").exists()
     main(["cache", "info", "--cache", str(tmp_path)])
     assert "no evidence stored" in capsys.readouterr().out

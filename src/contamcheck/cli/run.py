@@ -147,7 +147,7 @@ def clear_cache(folder: str | None) -> int:
     removed = EvidenceCache(where).clear()
     Console(soft_wrap=True).print(
         f"removed {removed['entries']} evidence entries, and {removed['files']} other files "
-        f"(converted models, null tables: {_mib(removed['bytes'])}) from {where}"
+        f"(converted models, null tables, damaged caches set aside: {_mib(removed['bytes'])}) from {where}"
     )
     return 0
 

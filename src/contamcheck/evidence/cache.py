@@ -17,6 +17,7 @@ deleted) and a fresh one started.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -238,13 +239,18 @@ class EvidenceCache:
             self._db.execute("DELETE FROM models")
             self._db.execute("DELETE FROM file_digests")
         self._db.execute("VACUUM")
-        files = freed = 0
-        for name in DERIVED:
-            files, freed = files + _count(self.folder / name), freed + tree_size(self.folder / name)
-            shutil.rmtree(self.folder / name, ignore_errors=True)
-        for damaged in self.folder.glob(FILE_NAME + ".damaged-*"):
-            files, freed = files + 1, freed + damaged.stat().st_size
-            damaged.unlink(missing_ok=True)
+        parts = [self.folder / name for name in DERIVED if (self.folder / name).is_dir()]
+        parts += list(self.folder.glob(FILE_NAME + ".damaged-*"))
+        before = [(_count(part) if part.is_dir() else 1, tree_size(part)) for part in parts]
+        for part in parts:  # what can't be removed (a file in use) stays, and is not counted
+            if part.is_dir():
+                shutil.rmtree(part, ignore_errors=True)
+            else:
+                with contextlib.suppress(OSError):
+                    part.unlink()
+        after = [(_count(part) if part.is_dir() else int(part.exists()), tree_size(part)) for part in parts]
+        files = sum(b[0] - a[0] for b, a in zip(before, after, strict=True))
+        freed = sum(b[1] - a[1] for b, a in zip(before, after, strict=True))
         return {"entries": removed, "files": files, "bytes": freed}
 
     def close(self) -> None:
@@ -267,6 +273,8 @@ class _Transaction:
 
 def tree_size(path: Path) -> int:
     """Bytes of the files under ``path`` (0 when it does not exist)."""
+    if not path.exists():
+        return 0
     if path.is_file():
         return path.stat().st_size
     return sum(p.stat().st_size for p in path.rglob("*") if p.is_file() and not p.is_symlink())
