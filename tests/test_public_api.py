@@ -24,6 +24,24 @@ def test_a_misspelt_name_fails_at_import_with_its_name():
     assert result.returncode == 1 and "Auditconfig" in result.stderr
 
 
+def test_a_users_type_checker_sees_the_names_and_their_types(tmp_path):
+    """The lazy names are typed: a misspelt import or a wrong device is a mypy error, not Any."""
+    from mypy import api
+
+    script = tmp_path / "user.py"
+    script.write_text(
+        "from contamcheck import AuditConfig, Auditconfig, audit\n"
+        'config = AuditConfig(model="m", benchmark="b", device="gpu")\n'
+        "report = audit(config)\n"
+        "reveal_type(report.verdict.code)\n",
+        encoding="utf-8",
+    )
+    out, _, status = api.run(["--strict", "--cache-dir", str(tmp_path / "cache"), str(script)])
+    assert status == 1
+    assert 'has no attribute "Auditconfig"' in out and 'Argument "device" to "AuditConfig"' in out
+    assert "Revealed type is \"Literal['likely'] | Literal['evidence']" in out  # audit's real return type
+
+
 def test_importing_the_package_stays_light():
     """The names are lazy: ``import contamcheck`` loads neither torch nor the pipeline."""
     code = "import sys, contamcheck; assert not {'torch', 'contamcheck.pipeline'} & set(sys.modules)"
