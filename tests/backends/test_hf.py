@@ -284,3 +284,15 @@ def test_the_device_is_told_from_torch_s_build_only_when_it_can_only_be_the_cpu(
     monkeypatch.setattr(hf.sys, "platform", "linux")
     monkeypatch.delitem(sys.modules, "torch")  # restored after the test
     assert hf.torch_is_cpu_only() is cpu_only
+
+
+def test_a_conversion_stopped_by_ctrl_c_leaves_no_half_made_copy(tokenizer, tmp_path):
+    """A .gguf model's dequantised copy is made in a staging folder, removed if Ctrl-C stops it."""
+
+    class Interrupting:
+        def save_pretrained(self, folder: Path) -> None:
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        hf._save_converted(tiny_llama(tokenizer), Interrupting(), tmp_path / "converted" / "abc")
+    assert list((tmp_path / "converted").iterdir()) == []

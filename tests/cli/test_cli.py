@@ -137,6 +137,23 @@ def test_input_errors_exit_2_with_one_line(capsys, args, message):
     assert out == ""
 
 
+def test_absurd_rows_are_refused_or_left_alone(capsys, tmp_path):
+    """JSON nested past Python's recursion limit is bad input; a 5,000-digit number is left unchanged."""
+    deep = write(tmp_path, "deep.json", "[" * 100_000 + "]" * 100_000)
+    code, _, err = run(capsys, "fake:clean", deep)
+    assert code == 2 and "nests too deeply" in err
+    deep_line = write(tmp_path, "deep.jsonl", '{"question": "x"}\n' + "[" * 100_000 + "]" * 100_000 + "\n")
+    code, _, err = run(capsys, "fake:clean", deep_line)
+    assert code == 2 and "Line 2" in err
+    huge = "9" * 5000
+    rows = "".join(
+        f'{{"question": "Tom has {12 + i} apples and {huge} pears and {13 + 7 * i} plums. How many?"}}\n'
+        for i in range(25)
+    )
+    code, _, err = run(capsys, "fake:clean", write(tmp_path, "huge.jsonl", rows), "--tests", "min-k", "-q")
+    assert code in (0, 1) and err == ""  # audited (was an "Internal error" exit 3)
+
+
 def test_malformed_and_empty_files(capsys, tmp_path):
     bad = write(tmp_path, "bad.jsonl", '{"question": "fine 1 2 3 4 5 6 7 8"}\n{oops\n')
     code, _, err = run(capsys, "fake:clean", bad)

@@ -650,9 +650,11 @@ def _save_converted(model: Any, tokenizer: Any, target: Path) -> None:
             (staging / "config.json").write_text(json.dumps(config, indent=2, default=str), encoding="utf-8")
             tokenizer.save_pretrained(staging)
         staging.rename(target)
-    except Exception:  # the copy only saves time: nothing about it may fail the audit
-        if staging is not None:
+    except BaseException as exc:  # the copy only saves time: nothing about it may fail the audit
+        if staging is not None:  # nor be left half-made, also when Ctrl-C stops it (514 MB for SmolLM2)
             shutil.rmtree(staging, ignore_errors=True)
+        if not isinstance(exc, Exception):
+            raise
 
 
 def torch_element_size(dtype: Any) -> int:

@@ -140,6 +140,8 @@ def _json_rows(path: Path, gzipped: bool, suffix: str) -> Iterator[Row]:
             data = json.loads(text)
         except json.JSONDecodeError:
             data = None  # perhaps JSON Lines named .json; read it line by line below
+        except RecursionError:
+            raise InputError(f"{str(path)!r} is not a question file: its JSON nests too deeply.") from None
         if data is not None:
             yield from _json_document_rows(data, str(path))
             return
@@ -153,6 +155,8 @@ def _json_rows(path: Path, gzipped: bool, suffix: str) -> Iterator[Row]:
                 f"Line {number} of {str(path)!r} is not valid JSON ({exc.msg} at column {exc.colno}). "
                 "Each line of a .jsonl file must be one JSON object."
             ) from None
+        except RecursionError:
+            raise InputError(f"Line {number} of {str(path)!r} nests JSON too deeply.") from None
         if not isinstance(row, dict):
             raise InputError(
                 f"Line {number} of {str(path)!r} is a JSON {type(row).__name__}, not an object "

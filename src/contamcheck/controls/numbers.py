@@ -22,6 +22,9 @@ NUMBER = re.compile(
 )
 
 
+MAX_DIGITS = 100
+
+
 @dataclass(frozen=True)
 class NumberShape:
     """What a replacement must keep so the twin reads like the original."""
@@ -64,6 +67,8 @@ def is_changeable(literal: str) -> bool:
     digits = literal.partition(".")[0].replace(",", "")
     if len(digits) > 1 and digits.startswith("0"):
         return False
+    if len(digits) > MAX_DIGITS:  # an identifier or data, not a quantity (and int() refuses 4,300 digits)
+        return False
     return normalise(literal) not in {"0", "1"}
 
 
@@ -74,7 +79,9 @@ def normalise(literal: str) -> str:
     except InvalidOperation:
         return literal
     if value == value.to_integral_value():
-        return str(int(value))
+        integral = value.to_integral_value()
+        # int() refuses over 4,300 digits (Python's guard against slow conversions); text compares the same
+        return str(int(integral)) if integral.adjusted() < 4000 else format(integral, "f")
     return format(value.normalize(), "f")
 
 
