@@ -10,6 +10,7 @@ from importlib import resources
 import pytest
 
 from contamcheck.benchmarks import Benchmark, Item
+from contamcheck.controls import DUPLICATE as DUPLICATE_REASON
 from contamcheck.controls import MIN_WORDS, build_controls, numbers_in
 from contamcheck.controls import NO_TWIN as NO_TWIN_REASON
 from contamcheck.controls import TOO_SHORT as TOO_SHORT_REASON
@@ -103,6 +104,14 @@ def test_a_questions_twin_does_not_depend_on_the_sample() -> None:
     reseeded = build_controls(benchmark, limit=len(WITH_NUMBERS), seed=3)
     for item_id, twins in other_seed_sample.twins.items():
         assert reseeded.twins[item_id] == twins
+
+
+def test_a_repeated_question_is_tested_once() -> None:
+    """A copy would count the same question's flag twice: one memorised question, many flags."""
+    texts = [f"Tom buys {n} apples and {n + 7} pears at the big market on Monday." for n in range(12, 42)]
+    controls = build_controls(benchmark_of([*texts, texts[3], texts[3], texts[5]]), limit=100)
+    assert len(controls.items) == 30 and controls.set_aside == {DUPLICATE_REASON: 3}
+    assert [item.text for item in controls.items].count(texts[3]) == 1
 
 
 def test_limit_larger_than_available_gives_all_testable() -> None:

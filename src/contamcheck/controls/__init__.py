@@ -17,6 +17,7 @@ from .split import MIN_WORDS, Split, split_question
 from .twins import NumberPool, is_python_source, make_twins
 
 __all__ = [
+    "DUPLICATE",
     "NUMBER",
     "Controls",
     "NumberPool",
@@ -35,6 +36,7 @@ __all__ = [
 ControlKind = Literal["twins", "file"]
 TOO_SHORT = f"too short to split (under {MIN_WORDS} words)"
 NO_TWIN = "no number to change, so no twin"
+DUPLICATE = "the same text as an earlier question"
 
 
 @dataclass(frozen=True)
@@ -73,10 +75,17 @@ def build_controls(
     if twins_per_item < 1:  # zero twins would make every question "testable" with nothing to compare
         raise InputError(f"--twins must be at least 1 (got {twins_per_item}).")
     set_aside: dict[str, int] = dict(benchmark.set_aside)
-    too_short = [item for item in benchmark.items if split_question(item.text) is None]
+    # a question repeated would count its flag once per copy: one memorised question, fifteen flags
+    first: dict[str, Item] = {}
+    for item in benchmark.items:
+        first.setdefault(item.text, item)
+    unique = [item for item in benchmark.items if first[item.text] is item]
+    if len(unique) < len(benchmark.items):
+        set_aside[DUPLICATE] = len(benchmark.items) - len(unique)
+    too_short = [item for item in unique if split_question(item.text) is None]
     if too_short:
         set_aside[TOO_SHORT] = len(too_short)
-    long_enough = [item for item in benchmark.items if split_question(item.text) is not None]
+    long_enough = [item for item in unique if split_question(item.text) is not None]
     rng = random.Random(seed)
 
     if control is not None:
