@@ -63,3 +63,13 @@ def test_too_long_counts_the_bytes_linux_counts():
     assert not too_long("é" * 127) and too_long("é" * 128)  # two bytes each
     assert not too_long("\udcff" * 255)  # an undecodable argv byte is one byte, not three
     assert too_long("/".join(["a" * 200] * 21))  # a path: under 4,096 bytes with its end
+
+
+def test_the_unreachable_hub_message_knows_offline_mode_is_on(monkeypatch):
+    from contamcheck import hub
+
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    message = hub.unreachable_message("the model 'x/y'", "Pass a local folder.")
+    assert "offline mode is on (HF_HUB_OFFLINE)" in message and "set HF_HUB_OFFLINE=1" not in message
+    monkeypatch.delenv("HF_HUB_OFFLINE")
+    assert "set HF_HUB_OFFLINE=1" in hub.unreachable_message("the model 'x/y'", "Pass a local folder.")

@@ -110,6 +110,11 @@ class AuditConfig:
                 f"--order-permutations must be at least 1 (got {self.order_permutations}).",
             ),
         ]
+        self.reference = self.reference.strip()
+        if self.reference.lower() in ("auto", "none"):
+            self.reference = self.reference.lower()
+        empty_reference = "--reference is empty: pass auto, none, or a model (Hub id, folder, .gguf)."
+        checks.append((bool(self.reference), empty_reference))
         names = {
             "MODEL": self.model,
             "BENCHMARK": self.benchmark,

@@ -41,6 +41,11 @@ def hub_reachable() -> bool:
 
 
 def unreachable_message(what: str, local_hint: str) -> str:
+    if offline_mode():
+        return (
+            f"Hugging Face offline mode is on (HF_HUB_OFFLINE) and {what} is not in the local Hugging "
+            f"Face cache. {local_hint}"
+        )
     return (
         f"Can't reach the Hugging Face Hub ({endpoint()}) to load {what}. "
         f"{local_hint} If it is already in your Hugging Face cache, set HF_HUB_OFFLINE=1."

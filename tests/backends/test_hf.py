@@ -296,3 +296,16 @@ def test_a_conversion_stopped_by_ctrl_c_leaves_no_half_made_copy(tokenizer, tmp_
     with pytest.raises(KeyboardInterrupt):
         hf._save_converted(tiny_llama(tokenizer), Interrupting(), tmp_path / "converted" / "abc")
     assert list((tmp_path / "converted").iterdir()) == []
+
+
+def test_a_corrupt_weights_file_is_named_as_corrupt():
+    import struct
+
+    class SafetensorError(Exception):  # as safetensors names it
+        pass
+
+    source = hf.ModelSource("folder", "/models/m")
+    header = SafetensorError("Error while deserializing header: header too large")
+    for exc in (header, struct.error("unpack requires a buffer of at least 24 bytes")):
+        error = hf._explain_load_failure("m", source, exc)
+        assert isinstance(error, ModelLoadError) and "looks corrupt or cut short" in str(error)

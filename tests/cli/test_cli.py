@@ -127,6 +127,7 @@ def write(tmp_path: Path, name: str, text: str) -> str:
         (["report", "q" * 300 + ".json"], "A path is too long for this system"),
         (["fake:clean", "sample", "--reference", "/no/such/ref"], "--reference: Model path"),
         (["fake:clean", "sample", "--reference", "fake:clean"], "is the model under audit"),
+        (["fake:clean", "sample", "--reference", " "], "--reference is empty"),
     ],
 )
 def test_input_errors_exit_2_with_one_line(capsys, args, message):
@@ -135,6 +136,13 @@ def test_input_errors_exit_2_with_one_line(capsys, args, message):
     assert message in err
     assert err.count("\n") == 1 and "Traceback" not in err
     assert out == ""
+
+
+def test_org_slash_name_beside_a_folder_of_that_org_is_a_path_error(capsys, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "m").mkdir()
+    code, _, err = run(capsys, "m/doesnotexist", "sample")
+    assert code == 2 and "there is a folder 'm' here, but no 'm/doesnotexist' in it" in err
 
 
 def test_absurd_rows_are_refused_or_left_alone(capsys, tmp_path):

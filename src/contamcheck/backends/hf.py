@@ -20,6 +20,7 @@ import importlib.util
 import inspect
 import json
 import re
+import struct
 import sys
 import warnings
 from collections import Counter
@@ -109,6 +110,12 @@ def resolve_source(spec: str) -> ModelSource:
     )
     if looks_like_path:
         raise InputError(f"Model path {spec!r} does not exist.")
+    organisation = spec.split("/")[0]
+    if "/" in spec and Path(organisation).expanduser().is_dir():  # org/name, and org is a folder here
+        raise InputError(
+            f"Model {spec!r}: there is a folder {organisation!r} here, but no {spec!r} in it. Check the "
+            "path; to mean the Hub id, run from another folder."
+        )
     if not HUB_ID.match(spec):
         raise InputError(
             f"Model {spec!r} is neither an existing folder or .gguf file nor a Hugging Face Hub id "
@@ -737,6 +744,11 @@ def _explain_load_failure(spec: str, source: ModelSource, exc: Exception) -> Exc
         )
     if "tokenizer" in text.lower() or kind in {"TokenizerNotFound"}:
         return InputError(f"Model {source.display!r} has no usable tokenizer: {text}")
+    if kind == "SafetensorError" or isinstance(exc, struct.error):
+        return ModelLoadError(
+            f"Can't load model {source.display!r}: its weights file looks corrupt or cut short ({text}). "
+            "Download or copy it again."
+        )
     if isinstance(exc, OSError | ValueError | KeyError | ImportError):
         return ModelLoadError(f"Can't load model {source.display!r}: {text}")
     return ModelLoadError(f"Can't load model {source.display!r} ({kind}): {text}")

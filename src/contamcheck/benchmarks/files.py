@@ -152,7 +152,7 @@ def _json_rows(path: Path, gzipped: bool, suffix: str) -> Iterator[Row]:
             row = json.loads(line)
         except json.JSONDecodeError as exc:
             raise InputError(
-                f"Line {number} of {str(path)!r} is not valid JSON ({exc.msg} at column {exc.colno}). "
+                f"Line {number} of {str(path)!r} is not valid JSON ({exc.msg}, column {exc.colno}). "
                 "Each line of a .jsonl file must be one JSON object."
             ) from None
         except RecursionError:
@@ -205,7 +205,7 @@ def _parquet_rows(path: Path, gzipped: bool) -> Iterator[Row]:
             table = pq.read_table(handle)
     except Exception as exc:  # pyarrow raises its own ArrowInvalid for a broken file
         raise InputError(
-            f"Can't read {str(path)!r} as Parquet: {exc}. Check that the file is complete, "
+            f"Can't read {str(path)!r} as Parquet: {str(exc).rstrip('.')}. Check that the file is complete, "
             "or convert it to .jsonl or .csv."
         ) from None
     yield from enumerate(table.to_pylist())

@@ -225,7 +225,8 @@ def _bulk_result(
     twins = np.array([np.mean([scores.compared(t) for t in controls.twins[i]]) for i in used_ids])
     if len(originals) < MIN_QUESTIONS:
         result.skip_reason = (
-            f"only {len(originals)} questions could be scored; the bulk needs {MIN_QUESTIONS}"
+            f"only {len(originals)} question{'' if len(originals) == 1 else 's'} could be scored; the bulk "
+            f"needs {MIN_QUESTIONS} (-n {MIN_QUESTIONS} or more)"
         )
         return result
     # One simulated null per number of questions, shared by the tests (seed 0): it is a reference
