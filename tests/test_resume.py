@@ -202,3 +202,13 @@ def test_cache_info_on_a_missing_folder_creates_nothing(tmp_path, capsys):
     assert "nothing stored yet" in capsys.readouterr().out
     assert main(["cache", "clear", "--cache", str(missing)]) == 0
     assert not missing.exists()
+
+
+def test_the_terminal_says_what_came_from_the_cache(tmp_path, capsys):
+    args = [f"fake:memorise={SAMPLE}", "sample", "-n", "25", "--tests", "min-k", "--cache", str(tmp_path)]
+    main(args)
+    assert "Evidence requests: model 0 of 50 from the cache, 50 computed." in capsys.readouterr().err
+    main(args)
+    assert "model 50 of 50 from the cache, 0 computed." in capsys.readouterr().err
+    main([*args, "-q"])
+    assert "Evidence requests" not in capsys.readouterr().err

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
+from rich.text import Text
 
 from ..config import AuditConfig
 from ..errors import InputError
@@ -64,8 +65,19 @@ def run_audit(model: str, benchmark: str, options: dict[str, Any]) -> int:
     console = Console(stderr=True)
     with ProgressBars(console, enabled=not quiet and console.is_terminal) as progress:
         report = audit(config, progress=progress)
+    if not quiet:  # so a resumed or warm run shows that it was one
+        console.print(Text(evidence_line(report), style="dim"))
     show_report(report, options)
     return report.verdict.exit_code
+
+
+def evidence_line(report: Report) -> str:
+    """What this run took from the cache and what it computed, per model."""
+    parts = [
+        f"{role} {use.from_cache:,} of {use.requested:,} from the cache, {use.computed:,} computed"
+        for role, use in report.run.evidence.items()
+    ]
+    return "Evidence requests: " + ("; ".join(parts) if parts else "none") + "."
 
 
 OUTPUT_FLAGS = {"output": "--output", "csv_file": "--csv", "html_file": "--html"}
