@@ -143,7 +143,7 @@ def test_reference_evidence_is_shared_between_audits_of_different_models(tiny_se
         str(tiny_setup.clean),
     ]
     first = run_json(capsys, str(tiny_setup.cheater), *common)
-    second = run_json(capsys, str(tiny_setup.clean), *common)  # another model, the same reference
+    second = run_json(capsys, "fake:clean", *common)  # another model (not the reference), the same reference
     assert first["run"]["evidence"]["reference"]["computed"] > 0
     assert second["run"]["evidence"]["reference"]["computed"] == 0
 
