@@ -5,6 +5,8 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
+
 import contamcheck
 from contamcheck.errors import ContamcheckError, InputError, ModelLoadError
 
@@ -26,7 +28,7 @@ def test_a_misspelt_name_fails_at_import_with_its_name():
 
 def test_a_users_type_checker_sees_the_names_and_their_types(tmp_path):
     """The lazy names are typed: a misspelt import or a wrong device is a mypy error, not Any."""
-    from mypy import api
+    api = pytest.importorskip("mypy.api")
 
     script = tmp_path / "user.py"
     script.write_text(
@@ -73,3 +75,9 @@ def test_the_unreachable_hub_message_knows_offline_mode_is_on(monkeypatch):
     assert "offline mode is on (HF_HUB_OFFLINE)" in message and "set HF_HUB_OFFLINE=1" not in message
     monkeypatch.delenv("HF_HUB_OFFLINE")
     assert "set HF_HUB_OFFLINE=1" in hub.unreachable_message("the model 'x/y'", "Pass a local folder.")
+
+
+def test_too_long_refuses_a_lone_surrogate_instead_of_raising():
+    from contamcheck.config import too_long
+
+    assert not too_long("\ud800x") and too_long("\ud800" * 100)

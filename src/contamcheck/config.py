@@ -28,17 +28,25 @@ DTYPES: tuple[str, ...] = get_args(Dtype)
 
 def too_long(value: str) -> bool:
     """Longer than Linux takes as a path (4,096 bytes with its end, 255 a name), so no file or Hub id."""
-    return len(os.fsencode(value)) >= 4096 or any(len(os.fsencode(part)) > 255 for part in value.split("/"))
+
+    def size(text: str) -> int:
+        try:
+            return len(os.fsencode(text))
+        except UnicodeEncodeError:  # a lone surrogate no file name can hold: count it generously
+            return len(text.encode("utf-8", "surrogatepass"))
+
+    return size(value) >= 4096 or any(size(part) > 255 for part in value.split("/"))
 
 
 @dataclass
 class AuditConfig:
     """An audit of MODEL on BENCHMARK.
 
-    ``reference`` is ``"auto"`` (the GPT-2 closest in size, when it can be loaded), ``"none"``, or a
-    model name or path. ``tests`` None means every test that applies; ``quick`` keeps only the
-    likelihood tests (one forward pass per text, no generation). ``permutations`` None means enough
-    for a p-value to fall well below alpha over the number of tests.
+    ``reference`` is ``"auto"`` (the GPT-2 closest in size but the tested model, when it can be
+    loaded), ``"none"``, or a model name or path. ``tests`` None means every test that applies;
+    ``quick`` keeps only the likelihood tests (one forward pass per text, no generation).
+    ``permutations`` None means enough for a p-value to fall well below alpha over the number of
+    tests.
     """
 
     model: str

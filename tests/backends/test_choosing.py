@@ -67,3 +67,41 @@ def test_the_automatic_reference_is_never_the_tested_model(monkeypatch):
     config = AuditConfig(model=gpt2, benchmark="sample")
     info, handle = handles.resolve_reference(config, target, ModelOptions(), MemoryStore(), lambda *a: None)
     assert tried == ["openai-community/gpt2-medium"] and handle is None and info.status == "unavailable"
+
+
+def test_the_same_hub_model_under_another_name_is_recognised():
+    from contamcheck.pipeline.handles import same_hub_model, same_revision
+
+    assert same_hub_model("gpt2", "openai-community/gpt2") and same_hub_model(
+        "GPT2-XL", "openai-community/gpt2-xl"
+    )
+    assert not same_hub_model("gpt2", "openai-community/gpt2-medium")
+    sha = "a" * 40
+    assert same_revision(f"hub:gpt2@{sha}", f"hub:openai-community/gpt2@{sha}")
+    assert not same_revision("hub:a/b@main", "hub:c/d@main")  # a branch name is not a commit
+    assert not same_revision(f"hub:a/b@{sha}", f"folder:{sha}")
+
+
+def test_the_automatic_reference_skips_the_tested_gpt2_by_its_legacy_name(monkeypatch):
+    from contamcheck.backends import ModelOptions
+    from contamcheck.config import AuditConfig
+    from contamcheck.errors import ModelLoadError
+    from contamcheck.evidence import MemoryStore
+    from contamcheck.pipeline import handles
+    from contamcheck.report.model import ModelInfo
+
+    tried: list[str] = []
+
+    class Offline:
+        def __init__(self, name: str, *_: object) -> None:
+            tried.append(name)
+            raise ModelLoadError(f"{name} can't be reached")
+
+    monkeypatch.setattr(handles, "ModelHandle", Offline)
+    target = ModelInfo(
+        spec="gpt2", name="gpt2", backend="hf", identity="x", num_parameters=124_439_808, settings={}
+    )
+    handles.resolve_reference(
+        AuditConfig(model="gpt2", benchmark="sample"), target, ModelOptions(), MemoryStore(), lambda *a: None
+    )
+    assert tried == ["openai-community/gpt2-medium"]

@@ -138,11 +138,17 @@ def test_input_errors_exit_2_with_one_line(capsys, args, message):
     assert out == ""
 
 
-def test_org_slash_name_beside_a_folder_of_that_org_is_a_path_error(capsys, tmp_path, monkeypatch):
+def test_a_hub_id_beside_a_folder_of_its_org_goes_to_the_hub_and_its_failure_hints(
+    capsys, tmp_path, monkeypatch
+):
+    """'Qwen/X' with a folder ./Qwen here is still a Hub id; if the Hub fails, the message hints the path."""
     monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("HF_ENDPOINT", "http://127.0.0.1:9")  # unreachable, as offline
+    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
     (tmp_path / "m").mkdir()
     code, _, err = run(capsys, "m/doesnotexist", "sample")
-    assert code == 2 and "there is a folder 'm' here, but no 'm/doesnotexist' in it" in err
+    assert code == 3 and "Can't reach the Hugging Face Hub" in err
+    assert "There is a folder 'm' here but no 'm/doesnotexist'" in err
 
 
 def test_absurd_rows_are_refused_or_left_alone(capsys, tmp_path):

@@ -39,3 +39,10 @@ def test_every_value_is_in_a_bar_whatever_the_rounding():
         counts, _ = np.histogram(_unflagged_left(values, threshold), edges)
         assert counts.sum() == size
         assert counts[edges[:-1] >= threshold].sum() == (values > threshold).sum()
+
+
+def test_bins_finish_for_values_closer_than_their_float_step():
+    values = np.array([1e6, 1e6 + 1.2e-10])  # a bar narrower than the step: widening never moved
+    edges = _bins(values, 1e6)
+    counts, _ = np.histogram(_unflagged_left(values, 1e6), edges)
+    assert counts.sum() == 2

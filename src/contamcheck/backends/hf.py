@@ -110,18 +110,20 @@ def resolve_source(spec: str) -> ModelSource:
     )
     if looks_like_path:
         raise InputError(f"Model path {spec!r} does not exist.")
-    organisation = spec.split("/")[0]
-    if "/" in spec and Path(organisation).expanduser().is_dir():  # org/name, and org is a folder here
-        raise InputError(
-            f"Model {spec!r}: there is a folder {organisation!r} here, but no {spec!r} in it. Check the "
-            "path; to mean the Hub id, run from another folder."
-        )
     if not HUB_ID.match(spec):
         raise InputError(
             f"Model {spec!r} is neither an existing folder or .gguf file nor a Hugging Face Hub id "
             "(like 'HuggingFaceTB/SmolLM2-135M')."
         )
     return ModelSource("hub", spec)
+
+
+def folder_hint(spec: str) -> str:
+    """For a Hub id that failed: a folder here named like its organisation suggests a mistyped path."""
+    organisation = spec.split("/")[0]
+    if "/" not in spec or not Path(organisation).expanduser().is_dir():
+        return ""
+    return f" (There is a folder {organisation!r} here but no {spec!r}: if you meant a path, check it.)"
 
 
 def describe(spec: str, options: Any, digest: Callable[[Path], str]) -> ModelDescription:
@@ -278,6 +280,7 @@ class HFModel:
                     "Download it where you have a network (e.g. `hf download "
                     f"{spec} --local-dir DIR`) and pass the folder, or pass a local .gguf file.",
                 )
+                + folder_hint(spec)
             )
         import torch
         import transformers
@@ -732,6 +735,7 @@ def _explain_load_failure(spec: str, source: ModelSource, exc: Exception) -> Exc
     if kind in {"RepositoryNotFoundError", "RevisionNotFoundError"}:
         return InputError(
             f"No model {spec!r} on the Hugging Face Hub (check the id, or log in for a private one)."
+            + folder_hint(spec)
         )
     if kind == "GatedRepoError":
         return ModelLoadError(
@@ -740,7 +744,7 @@ def _explain_load_failure(spec: str, source: ModelSource, exc: Exception) -> Exc
     if kind in {"LocalEntryNotFoundError", "OfflineModeIsEnabled"} or "offline" in text.lower():
         return ModelLoadError(
             f"Model {spec!r} is not in the local Hugging Face cache and the Hub is offline. "
-            "Download it where you have a network and pass the folder."
+            "Download it where you have a network and pass the folder." + folder_hint(spec)
         )
     if "tokenizer" in text.lower() or kind in {"TokenizerNotFound"}:
         return InputError(f"Model {source.display!r} has no usable tokenizer: {text}")

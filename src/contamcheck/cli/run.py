@@ -66,7 +66,7 @@ def run_audit(model: str, benchmark: str, options: dict[str, Any]) -> int:
     with ProgressBars(console, enabled=not quiet and console.is_terminal) as progress:
         report = audit(config, progress=progress)
     if not quiet:  # so a resumed or warm run shows that it was one
-        console.print(Text(evidence_line(report), style="dim"))
+        console.print(Text(evidence_line(report), style="dim"), soft_wrap=True)
     show_report(report, options)
     return report.verdict.exit_code
 

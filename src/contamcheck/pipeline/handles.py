@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import re
 from collections.abc import Iterator
 
 from ..backends import (
@@ -128,7 +129,7 @@ def resolve_reference(
             ), None
         # the closest GPT-2 that is not the tested model itself (a GPT-2 less its own scores is zero)
         for name in references_by_size(target.num_parameters):
-            if name == target.spec:
+            if same_hub_model(name, target.spec):
                 continue
             try:
                 handle = ModelHandle(name, options, store, progress)
@@ -136,7 +137,7 @@ def resolve_reference(
             except ContamcheckError as exc:
                 reason = f"automatic reference {name} could not be loaded: {exc}"
                 return ReferenceInfo(status="unavailable", requested=requested, reason=reason), None
-            if identity == target.identity:
+            if identity == target.identity or same_revision(identity, target.identity):
                 continue
             return ReferenceInfo(
                 status="used", requested=requested, reason=f"closest GPT-2 in size: {name}"
@@ -160,13 +161,35 @@ def check_reference(
         return
     with naming_the_reference():
         reference = describe_model(config.reference, options, store.file_digest)
-    same = reference.identity is not None and reference.identity == target.identity
-    if same or config.reference == config.model:
+    same = reference.identity is not None and (
+        reference.identity == target.identity or same_revision(reference.identity, target.identity)
+    )
+    if same or same_hub_model(config.reference, config.model):
         raise InputError(
             f"--reference {config.reference!r} is the model under audit (the same weights): each "
             "score less its own is zero, so no test could find anything. Pass a model that never "
             "saw the benchmark, or --reference none."
         )
+
+
+def same_hub_model(a: str, b: str) -> bool:
+    """The same name, as the Hub reads it: case aside, and GPT-2's legacy ids ("gpt2") as their
+    organisation's ("openai-community/gpt2")."""
+
+    def canonical(spec: str) -> str:
+        spec = spec.strip().lower()
+        return spec.removeprefix("openai-community/") if spec.startswith("openai-community/gpt2") else spec
+
+    return canonical(a) == canonical(b)
+
+
+def same_revision(a: str | None, b: str | None) -> bool:
+    """Two Hub identities ("hub:NAME@REVISION") at one commit: the same weights under two names."""
+    if not a or not b or not a.startswith("hub:") or not b.startswith("hub:"):
+        return False
+    revision_a, revision_b = a.rpartition("@")[2], b.rpartition("@")[2]
+    commit = re.fullmatch("[0-9a-f]{40}", revision_a) is not None
+    return "@" in a and "@" in b and revision_a == revision_b and commit
 
 
 @contextlib.contextmanager

@@ -161,11 +161,15 @@ def _bins(values: Any, threshold: float | None) -> Any:
     above = max(1, int(np.ceil((high - threshold) / width)))
     edges = threshold + width * np.arange(-below, above + 1)
     edges[below] = threshold
-    # rounding can leave the extreme values a hair outside: widen by whole bars until they are in
-    while edges[0] > min(low, float(np.nextafter(threshold, -np.inf))):
+    # rounding can leave the extreme values a hair outside: a bar more on that side, then the end
+    # edge itself moved (a width below the values' float step could never reach them)
+    lowest = min(low, float(np.nextafter(threshold, -np.inf)))
+    if edges[0] > lowest:
         edges = np.insert(edges, 0, edges[0] - width)
-    while edges[-1] < high:
+        edges[0] = min(edges[0], lowest)
+    if edges[-1] < high:
         edges = np.append(edges, edges[-1] + width)
+        edges[-1] = max(edges[-1], high)
     return edges
 
 

@@ -159,7 +159,8 @@ def judge(outcomes: Sequence[TestOutcome], alpha: float) -> Judgement:
             f"No calibrated test had the power to reach p < {bar:.2g} "
             + (
                 f"(alpha is below what {MAX_PERMUTATIONS:,} permutations, the most we run, can "
-                "show): raise --alpha before trusting a clean result."
+                "show): raise --alpha before trusting a clean result (for the likelihood tests, more "
+                "questions, -n, help too)."
                 if beyond_cap
                 else "(too few usable questions, or too few permutations): test more questions (-n) "
                 "before trusting a clean result."

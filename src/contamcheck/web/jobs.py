@@ -311,9 +311,10 @@ class JobRunner:
         if self._thread is not None:
             self._thread.join(timeout)
         current = self._current
-        if self.running() and current is not None:  # the process will exit without it (server.py)
+        record = self.store.get(current) if current is not None else None
+        if self.running() and record is not None and record.status == "running":  # serve() exits without it
             self.store.update(
-                current,
+                record.id,
                 status="interrupted",
                 finished_at=now(),
                 message="The server stopped during this audit, before its current step ended. Evidence "
