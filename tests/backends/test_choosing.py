@@ -69,6 +69,14 @@ def test_the_automatic_reference_is_never_the_tested_model(monkeypatch):
     assert tried == ["openai-community/gpt2-medium"] and handle is None and info.status == "unavailable"
 
 
+def test_local_folders_differing_in_case_are_not_the_same_model(tmp_path):
+    from contamcheck.pipeline.handles import same_hub_model
+
+    (tmp_path / "Model").mkdir()
+    (tmp_path / "model").mkdir()
+    assert not same_hub_model(str(tmp_path / "Model"), str(tmp_path / "model"))
+
+
 def test_the_same_hub_model_under_another_name_is_recognised():
     from contamcheck.pipeline.handles import same_hub_model, same_revision
 

@@ -6,6 +6,7 @@ import contextlib
 import gc
 import re
 from collections.abc import Iterator
+from pathlib import Path
 
 from ..backends import (
     LanguageModel,
@@ -177,6 +178,8 @@ def same_hub_model(a: str, b: str) -> bool:
     organisation's ("openai-community/gpt2")."""
 
     def canonical(spec: str) -> str:
+        if Path(spec).expanduser().exists():  # a local path: its case matters
+            return spec
         spec = spec.strip().lower()
         return spec.removeprefix("openai-community/") if spec.startswith("openai-community/gpt2") else spec
 
