@@ -122,6 +122,14 @@ def test_csv_with_a_byte_order_mark_and_multiline_cells(tmp_path: Path) -> None:
     assert [item.text for item in benchmark.items] == QUESTIONS
 
 
+def test_a_tab_separated_file_named_csv_is_read_by_its_columns(tmp_path: Path) -> None:
+    first = "Tom has 12 apples, then buys 30 more. How many now?"  # a comma inside a cell
+    lines = ["id\tquestion", f"a\t{first}", "b\tHow many is 7 + 8?"]
+    benchmark = load_benchmark(str(write(tmp_path / "tabs.csv", "\n".join(lines) + "\n")))
+    assert benchmark.field == "question"
+    assert [item.text for item in benchmark.items] == [first, "How many is 7 + 8?"]
+
+
 def test_utf8_text_survives(tmp_path: Path) -> None:
     rows = [{"question": "Zoë pays 12 € for 3 crêpes; what does 1 crêpe cost in 日本?"}]
     path = write(tmp_path / "utf8.jsonl", encode(".jsonl", rows))

@@ -186,7 +186,11 @@ def _json_document_rows(data: Any, where: str) -> Iterator[Row]:
 
 def _csv_rows(path: Path, gzipped: bool) -> Iterator[Row]:
     csv.field_size_limit(min(sys.maxsize, 2**31 - 1))
-    reader = csv.DictReader(io.StringIO(_text(path, gzipped), newline=""))
+    text = _text(path, gzipped)
+    header = text.partition("\n")[0]
+    # a tab-separated file named .csv: its header has tabs and no comma (read as one column otherwise)
+    delimiter = "\t" if "\t" in header and "," not in header else ","
+    reader = csv.DictReader(io.StringIO(text, newline=""), delimiter=delimiter)
     try:
         for row in reader:
             # DictReader puts surplus cells under the key None; they belong to no field.
