@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 from typing import Any
 
 from rich.console import Console
@@ -122,10 +121,10 @@ def rerender(path: str, options: dict[str, Any]) -> int:
 
 
 def show_cache(folder: str | None) -> int:
-    from ..evidence.cache import EvidenceCache, default_cache_dir
+    from ..evidence.cache import EvidenceCache, cache_folder
 
     console = Console(soft_wrap=True)
-    where = Path(folder).expanduser() if folder is not None else default_cache_dir()
+    where = cache_folder(folder)
     if not where.is_dir():  # looking must not create it
         console.print(f"cache: {where} (nothing stored yet)")
         return 0
@@ -150,9 +149,9 @@ def show_cache(folder: str | None) -> int:
 
 
 def clear_cache(folder: str | None) -> int:
-    from ..evidence.cache import EvidenceCache, default_cache_dir
+    from ..evidence.cache import EvidenceCache, cache_folder
 
-    where = Path(folder).expanduser() if folder is not None else default_cache_dir()
+    where = cache_folder(folder)
     if not where.is_dir():
         Console(soft_wrap=True).print(f"cache: {where} (nothing stored, nothing to clear)")
         return 0

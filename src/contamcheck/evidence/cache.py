@@ -58,6 +58,11 @@ def default_cache_dir() -> Path:
     return Path(user_cache_dir("contamcheck"))
 
 
+def cache_folder(folder: str | Path | None = None) -> Path:
+    """The cache folder ``--cache`` names, or the default one."""
+    return Path(folder).expanduser() if folder is not None else default_cache_dir()
+
+
 def encode(value: Value) -> tuple[str, bytes]:
     if isinstance(value, str):
         return "generate", value.encode("utf-8", "surrogatepass")
@@ -86,7 +91,7 @@ class EvidenceCache:
     """A SQLite evidence store in ``folder`` (created if missing)."""
 
     def __init__(self, folder: str | Path | None = None) -> None:
-        self.folder = Path(folder).expanduser() if folder is not None else default_cache_dir()
+        self.folder = cache_folder(folder)
         try:
             self.folder.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
