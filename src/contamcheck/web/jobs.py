@@ -55,8 +55,8 @@ def _moment(stamp: str) -> datetime:
     return moment if moment.tzinfo is not None else moment.replace(tzinfo=timezone.utc)
 
 
-def now() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+def now(timespec: str = "seconds") -> str:
+    return datetime.now(timezone.utc).isoformat(timespec=timespec)
 
 
 class Stage(BaseModel):
@@ -185,7 +185,7 @@ class JobStore:
             job_id = f"{time.strftime('%Y%m%d-%H%M%S', time.gmtime())}-{secrets.token_hex(4)}"
             record = JobRecord(
                 id=job_id,
-                created_at=datetime.now(timezone.utc).isoformat(timespec="microseconds"),
+                created_at=now("microseconds"),
                 config=stored,
                 benchmark_label=benchmark_label,
                 control_label=control_label,
