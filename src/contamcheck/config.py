@@ -15,8 +15,8 @@ DEFAULT_LIMIT = 200
 DEFAULT_ALPHA = 0.001
 DEFAULT_K = 0.2
 MIN_PERMUTATIONS = 10_000
-# About 30 s per test on 200 questions on one CPU core (3 s per million sign flips, measured); more
-# would hold an audit (and the web UI's one worker) in its analysis for many minutes without progress.
+# About 30 s per test on 200 questions (bench/permutations.py, docs/PERFORMANCE.md); more would hold
+# an audit (and the web UI's one worker) in its analysis for many minutes without progress.
 MAX_PERMUTATIONS = 10_000_000
 DEFAULT_ORDER_SHARDS = 10
 DEFAULT_ORDER_PERMUTATIONS = 5
