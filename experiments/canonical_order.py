@@ -32,7 +32,11 @@ Expectations, written before the first run (2026-12-04):
 * every model on the blocks it never saw: p > 0.001.
 
     python experiments/canonical_order.py --gsm8k ../shared/data/gsm8k/test.jsonl \\
-        --passes 1 3 --threads 2 --out docs/validation
+        --kinds file-text --passes 1 3 --threads 2 --out docs/validation
+
+Runs accumulate in ``OUT/canonical-order.json`` (one entry per model, block, layout and shard
+count; run the commands one after another), and a model already trained is reused only if it was
+trained with the same rows, chunk size, learning rate and base.
 """
 
 from __future__ import annotations
@@ -96,6 +100,15 @@ def build(args: argparse.Namespace, lines: list[str]) -> dict[str, str]:
     folder = args.models / "gsm8k-file"
     wanted = {f"{kind}-{p}": (kind, p) for kind in args.kinds for p in args.passes}
     missing = {n: kp for n, kp in wanted.items() if not (folder / n / "config.json").exists()}
+    settings = {"rows": len(lines), "chunk_tokens": args.chunk_tokens, "lr": args.lr, "base": args.base}
+    for name in wanted.keys() - missing.keys():
+        made = json.loads((folder / name / "training.json").read_text())
+        differ = [k for k, v in settings.items() if made.get(k) != v]
+        if differ:
+            raise SystemExit(
+                f"{folder / name} was trained with other settings ({', '.join(differ)}): "
+                "remove it to train it again, or pass the settings it was trained with"
+            )
     if missing:
         import torch
 
@@ -104,7 +117,7 @@ def build(args: argparse.Namespace, lines: list[str]) -> dict[str, str]:
         for name, (kind, passes) in missing.items():
             texts = training_texts(kind, lines, tokenizer, args.chunk_tokens, args.seed, args.similar)
             model = type(base_model).from_pretrained(base_folder, dtype="float32")
-            # chunked texts are few: a smaller batch keeps the optimiser steps per pass comparable
+            # chunked texts are few and long: smaller batches, so that a pass is more than a few steps
             batch = args.batch_size if kind == "questions" else max(1, args.batch_size // 4)
             print(f"{name}: {len(texts)} texts, batch {batch}, {passes} passes", flush=True)
             started = time.perf_counter()
@@ -124,14 +137,11 @@ def build(args: argparse.Namespace, lines: list[str]) -> dict[str, str]:
                 tokenizer,
                 folder / name,
                 {
+                    **settings,
                     "kind": kind,
                     "passes": passes,
-                    "rows": len(lines),
                     "texts": len(texts),
-                    "chunk_tokens": args.chunk_tokens,
-                    "lr": args.lr,
                     "batch_size": batch,
-                    "base": args.base,
                     "dtype": "float32",
                     "steps": len(losses),
                     "final_loss": losses[-1],
@@ -142,7 +152,10 @@ def build(args: argparse.Namespace, lines: list[str]) -> dict[str, str]:
 
 
 def blocks(args: argparse.Namespace, rows: list[str]) -> dict[int, Path]:
-    """offset -> a .jsonl of ``--rows`` consecutive questions from there, in the file's order."""
+    """offset -> a .jsonl of ``--rows`` consecutive questions from there, in the file's order.
+
+    With ``--layout row`` each question's text is its whole raw line (question, answer, JSON), as
+    the file holds it."""
     folder = args.models / "gsm8k-file"
     folder.mkdir(parents=True, exist_ok=True)
     out: dict[int, Path] = {}
@@ -150,10 +163,16 @@ def blocks(args: argparse.Namespace, rows: list[str]) -> dict[int, Path]:
         part = rows[offset : offset + args.rows]
         if len(part) < args.rows:
             raise SystemExit(f"--offsets {offset}: the file has {len(rows)} rows, not {offset + args.rows}")
-        path = folder / f"rows-{offset}.jsonl"
+        path = folder / f"rows-{offset}{'-raw' if args.layout == 'row' else ''}.jsonl"
         path.write_text(
             "".join(
-                json.dumps({"id": str(offset + i), "question": json.loads(r)["question"]}) + "\n"
+                json.dumps(
+                    {
+                        "id": str(offset + i),
+                        "question": r if args.layout == "row" else json.loads(r)["question"],
+                    }
+                )
+                + "\n"
                 for i, r in enumerate(part)
             )
         )
@@ -163,10 +182,12 @@ def blocks(args: argparse.Namespace, rows: list[str]) -> dict[int, Path]:
 
 def outcome(report: dict[str, Any]) -> dict[str, Any]:
     test = next(t for t in report["tests"] if t["name"] == "canonical-order")
-    return {
+    found = {
         k: test.get(k)
         for k in ("status", "skip_reason", "p_value", "statistic", "mean_difference", "n", "note")
     }
+    shards = [s for s in test.get("shards") or [] if not s["truncated"]]
+    return {**found, "questions_scored": sum(s["n_items"] for s in shards)}
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -181,6 +202,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--passes", type=int, nargs="+", default=[1, 3])
     parser.add_argument("--kinds", nargs="+", choices=KINDS, default=list(KINDS))
     parser.add_argument("--shards", type=int, nargs="+", default=[10], help="--order-shards values audited")
+    parser.add_argument(
+        "--layout",
+        choices=["question", "row"],
+        default="question",
+        help="what the audit scores of each row: its question (the default) or its whole raw line",
+    )
     parser.add_argument("--chunk-tokens", type=int, default=480)
     parser.add_argument(
         "--similar", type=Path, help="texts of the similar model (.jsonl with 'text'; default: ASDiv)"
@@ -204,13 +231,10 @@ def main(argv: list[str] | None = None) -> None:
 
     args.out.mkdir(parents=True, exist_ok=True)
     saved = args.out / "canonical-order.json"
-    results: dict[str, Any] = json.loads(saved.read_text()) if saved.exists() else {}
-    results.setdefault("runs", {})
-    results["setup"] = {"rows": args.rows, "chunk_tokens": args.chunk_tokens}
     for shards in args.shards:
         for name, spec in models.items():
             for offset, path in files.items():
-                key = f"{name}|rows-{offset}|shards-{shards}"
+                key = f"{name}|rows-{offset}-{offset + args.rows - 1}|{args.layout}|shards-{shards}"
                 started = time.perf_counter()
                 config = AuditConfig(
                     model=spec,
@@ -224,37 +248,52 @@ def main(argv: list[str] | None = None) -> None:
                     order_shards=shards,
                 )
                 report = json.loads(to_json(audit(config)))
-                results["runs"][key] = {"model": name, "offset": offset, "shards": shards, **outcome(report)}
-                found = results["runs"][key]
+                found = {
+                    "model": name,
+                    "offset": offset,
+                    "rows": args.rows,
+                    "layout": args.layout,
+                    "shards": shards,
+                    **outcome(report),
+                }
                 print(
                     f"{key}: p = {found['p_value']} ({found['skip_reason'] or found['status']}, "
                     f"{time.perf_counter() - started:.0f} s)",
                     flush=True,
                 )
+                # read again before each write: what another run saved in between is kept
+                results = json.loads(saved.read_text()) if saved.exists() else {"runs": {}}
+                results["runs"][key] = found
                 saved.write_text(json.dumps(results, indent=2) + "\n")
+    results = json.loads(saved.read_text())
     (args.out / "canonical-order.md").write_text(markdown(results) + "\n")
     print(f"wrote {args.out / 'canonical-order.md'}")
 
 
 def markdown(results: dict[str, Any]) -> str:
-    """Per shard count, a table of p-values (and t) by model and block of rows."""
+    """Per layout and shard count, a table of p-values (and t) by model and block of rows."""
     runs = list(results["runs"].values())
-    size = results["setup"]["rows"]
     lines = []
-    for shards in sorted({r["shards"] for r in runs}):
-        mine = {(r["model"], r["offset"]): r for r in runs if r["shards"] == shards}
-        offsets = sorted({offset for _, offset in mine})
+    for layout, shards in sorted({(r["layout"], r["shards"]) for r in runs}):
+        mine = {
+            (r["model"], r["offset"], r["rows"]): r
+            for r in runs
+            if (r["layout"], r["shards"]) == (layout, shards)
+        }
+        blocks = sorted({(offset, size) for _, offset, size in mine})
+        scored = [r["questions_scored"] for r in mine.values() if r["p_value"] is not None]
         lines += [
-            f"canonical-order, {shards} shards: one-sided p (t); the file models trained on rows "
-            f"0–{size - 1}; **bold**: p < 0.001",
+            f"canonical-order, {shards} shards, {'whole raw rows' if layout == 'row' else 'questions'}: "
+            f"one-sided p (t); **bold**: p < 0.001; the shards cover the first "
+            f"{min(scored, default=0)}–{max(scored, default=0)} rows of each block",
             "",
-            "| model | " + " | ".join(f"rows {o}–{o + size - 1}" for o in offsets) + " |",
-            "|---|" + "---|" * len(offsets),
+            "| model | " + " | ".join(f"rows {o}–{o + size - 1}" for o, size in blocks) + " |",
+            "|---|" + "---|" * len(blocks),
         ]
-        for name in dict.fromkeys(model for model, _ in mine):
+        for name in dict.fromkeys(model for model, _, _ in mine):
             cells = []
-            for offset in offsets:
-                run = mine.get((name, offset))
+            for offset, size in blocks:
+                run = mine.get((name, offset, size))
                 if run is None or run["p_value"] is None:
                     cells.append("–" if run is None else run["status"])
                     continue

@@ -186,13 +186,34 @@ def test_canonical_order_experiment_on_a_tiny_model(tmp_path, capsys):
 
     runs = json.loads((out / "canonical-order.json").read_text())["runs"]
     assert len(runs) == 5 * 2  # the base and four fine-tunes, on two blocks
-    seen = runs["file-text-30|rows-0|shards-10"]
+    seen = runs["file-text-30|rows-0-39|question|shards-10"]
     # it saw these questions in this order (five shards of eight: a t-test on 4 degrees of freedom)
-    assert seen["status"] == "warn" and seen["p_value"] < 0.01
-    assert runs["questions-30|rows-0|shards-10"]["p_value"] > 0.1  # the same words, never in order
-    assert runs["file-text-30|rows-40|shards-10"]["p_value"] > 0.1  # rows it never saw
+    assert seen["status"] in ("warn", "fail") and seen["p_value"] < 0.01 and seen["questions_scored"] == 40
+    assert runs["questions-30|rows-0-39|question|shards-10"]["p_value"] > 0.1  # same words, no order
+    assert runs["file-text-30|rows-40-79|question|shards-10"]["p_value"] > 0.1  # rows it never saw
     table = (out / "canonical-order.md").read_text()
-    assert "| model | rows 0–39 | rows 40–79 |" in table and "| file-text-30 | 0.00" in table
+    assert "| model | rows 0–39 | rows 40–79 |" in table and "| file-text-30 | " in table
+
+    # A second run adds to the first, reusing the models; one trained otherwise is not reused.
+    rerun = [
+        "--gsm8k",
+        str(questions),
+        "--rows",
+        "40",
+        "--offsets",
+        "0",
+        "--passes",
+        "30",
+        "--kinds",
+        "file-text",
+    ]
+    rerun += ["--base", str(base), "--lr", "5e-3", "--chunk-tokens", "200", "--models", str(models)]
+    canonical_order.main([*rerun, "--layout", "row", "--cache", str(tmp_path / "cache"), "--out", str(out)])
+    runs = json.loads((out / "canonical-order.json").read_text())["runs"]
+    assert len(runs) == 5 * 2 + 2 and runs["base|rows-0-39|row|shards-10"]["layout"] == "row"
+    assert "canonical-order, 10 shards, whole raw rows:" in (out / "canonical-order.md").read_text()
+    with pytest.raises(SystemExit, match="trained with other settings \\(lr\\)"):
+        canonical_order.main([*rerun, "--lr", "1e-3", "--out", str(out)])
     assert "wrote " in capsys.readouterr().out
 
 
