@@ -50,8 +50,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from contaminate import BASE, asdiv_problems, load_base, save, similar_texts
-from finetune import finetune
+from contaminate import BASE, asdiv_problems, load_base, similar_texts, train_and_save
 
 SEPARATOR = "\n\n"  # the layout canonical-order scores: consecutive questions, a blank line apart
 KINDS = ("file-text", "file-jsonl", "questions", "similar")
@@ -90,11 +89,6 @@ def training_texts(
     raise ValueError(kind)
 
 
-def progress(step: int, total: int, loss: float) -> None:
-    if step == total or step % 25 == 0:
-        print(f"  step {step}/{total} loss {loss:.3f}", flush=True)
-
-
 def build(args: argparse.Namespace, lines: list[str]) -> dict[str, str]:
     """Fine-tune every model that is not there yet; returns name -> folder."""
     folder = args.models / "gsm8k-file"
@@ -113,40 +107,21 @@ def build(args: argparse.Namespace, lines: list[str]) -> dict[str, str]:
         import torch
 
         torch.set_num_threads(args.threads)
-        base_model, tokenizer, base_folder = load_base(args.base, args.cache)
+        base = load_base(args.base, args.cache)
         for name, (kind, passes) in missing.items():
-            texts = training_texts(kind, lines, tokenizer, args.chunk_tokens, args.seed, args.similar)
-            model = type(base_model).from_pretrained(base_folder, dtype="float32")
+            texts = training_texts(kind, lines, base[1], args.chunk_tokens, args.seed, args.similar)
             # chunked texts are few and long: smaller batches, so that a pass is more than a few steps
             batch = args.batch_size if kind == "questions" else max(1, args.batch_size // 4)
             print(f"{name}: {len(texts)} texts, batch {batch}, {passes} passes", flush=True)
-            started = time.perf_counter()
-            losses = finetune(
-                model,
-                tokenizer,
+            train_and_save(
+                base,
                 texts,
-                epochs=passes,
-                learning_rate=args.lr,
+                folder / name,
+                passes=passes,
+                lr=args.lr,
                 batch_size=batch,
                 seed=args.seed,
-                warmup_steps=5,
-                on_step=progress,
-            )
-            save(
-                model,
-                tokenizer,
-                folder / name,
-                {
-                    **settings,
-                    "kind": kind,
-                    "passes": passes,
-                    "texts": len(texts),
-                    "batch_size": batch,
-                    "dtype": "float32",
-                    "steps": len(losses),
-                    "final_loss": losses[-1],
-                    "seconds": time.perf_counter() - started,
-                },
+                meta={**settings, "kind": kind, "texts": len(texts), "batch_size": batch, "dtype": "float32"},
             )
     return {name: str(folder / name) for name in wanted}
 

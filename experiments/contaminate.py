@@ -174,6 +174,52 @@ def save(model: Any, tokenizer: Any, folder: Path, meta: dict[str, Any]) -> None
     (folder / "training.json").write_text(json.dumps(meta, indent=2) + "\n")
 
 
+def progress(step: int, total: int, loss: float) -> None:
+    if step == total or step % 25 == 0:
+        print(f"  step {step}/{total} loss {loss:.3f}", flush=True)
+
+
+def train_and_save(
+    base: tuple[Any, Any, str],
+    texts: list[str],
+    target: Path,
+    *,
+    passes: int,
+    lr: float,
+    batch_size: int,
+    seed: int,
+    meta: dict[str, Any],
+) -> None:
+    """A fresh copy of the base (as ``load_base`` returns it) fine-tuned on ``texts``, saved with
+    ``meta``, the passes, the steps, the final loss and the time taken in ``training.json``."""
+    base_model, tokenizer, base_folder = base
+    model = type(base_model).from_pretrained(base_folder, dtype="float32")
+    started = time.perf_counter()
+    losses = finetune(
+        model,
+        tokenizer,
+        texts,
+        epochs=passes,
+        learning_rate=lr,
+        batch_size=batch_size,
+        seed=seed,
+        warmup_steps=5,
+        on_step=progress,
+    )
+    save(
+        model,
+        tokenizer,
+        target,
+        {
+            **meta,
+            "passes": passes,
+            "steps": len(losses),
+            "final_loss": losses[-1],
+            "seconds": time.perf_counter() - started,
+        },
+    )
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -251,43 +297,23 @@ def main(argv: list[str] | None = None) -> None:
     leaked = [q["text"] for q in chosen if q["id"] in leaked_ids]
     print(f"{len(chosen)} questions, {len(leaked)} leaked -> {folder}", flush=True)
 
-    def progress(step: int, total: int, loss: float) -> None:
-        if step == total or step % 25 == 0:
-            print(f"  step {step}/{total} loss {loss:.3f}", flush=True)
-
-    base_model, tokenizer, base_folder = load_base(args.base, args.cache)
+    base = load_base(args.base, args.cache)
     settings = {"lr": args.lr, "batch_size": args.batch_size, "base": args.base, "dtype": "float32"}
     for passes in args.passes:
         target = folder / f"leak-{passes}"
         if (target / "config.json").exists():
             print(f"{target} exists, skipping", flush=True)
             continue
-        model = type(base_model).from_pretrained(base_folder, dtype="float32")
-        started = time.perf_counter()
         print(f"leak x{passes}", flush=True)
-        losses = finetune(
-            model,
-            tokenizer,
+        train_and_save(
+            base,
             leaked,
-            epochs=passes,
-            learning_rate=args.lr,
+            target,
+            passes=passes,
+            lr=args.lr,
             batch_size=args.batch_size,
             seed=args.seed,
-            warmup_steps=5,
-            on_step=progress,
-        )
-        save(
-            model,
-            tokenizer,
-            target,
-            {
-                **settings,
-                "passes": passes,
-                "texts": "leaked half",
-                "steps": len(losses),
-                "final_loss": losses[-1],
-                "seconds": time.perf_counter() - started,
-            },
+            meta={**settings, "texts": "leaked half"},
         )
     if args.clean:
         target = folder / "clean-similar"
@@ -301,32 +327,16 @@ def main(argv: list[str] | None = None) -> None:
             else:
                 texts, source = stdlib_stubs(len(leaked), args.seed), "Python standard library function stubs"
             passes = max(1, round(steps / math.ceil(len(texts) / args.batch_size)))
-            model = type(base_model).from_pretrained(base_folder, dtype="float32")
-            started = time.perf_counter()
             print(f"clean model on {source}, {passes} passes over {len(texts)} texts", flush=True)
-            losses = finetune(
-                model,
-                tokenizer,
+            train_and_save(
+                base,
                 texts,
-                epochs=passes,
-                learning_rate=args.lr,
+                target,
+                passes=passes,
+                lr=args.lr,
                 batch_size=args.batch_size,
                 seed=args.seed,
-                warmup_steps=5,
-                on_step=progress,
-            )
-            save(
-                model,
-                tokenizer,
-                target,
-                {
-                    **settings,
-                    "passes": passes,
-                    "texts": source,
-                    "steps": len(losses),
-                    "final_loss": losses[-1],
-                    "seconds": time.perf_counter() - started,
-                },
+                meta={**settings, "texts": source},
             )
             (target / "texts.jsonl").write_text("".join(json.dumps({"text": t}) + "\n" for t in texts))
 
