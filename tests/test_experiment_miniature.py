@@ -185,7 +185,7 @@ def test_canonical_order_experiment_on_a_tiny_model(tmp_path, capsys):
     assert [b["question"] for b in block] == [r["question"][:90] for r in rows[40:80]]
 
     runs = json.loads((out / "canonical-order.json").read_text())["runs"]
-    assert len(runs) == 5 * 2  # the base and four fine-tunes, on two blocks
+    assert len(runs) == 6 * 2  # the base and five fine-tunes, on two blocks
     seen = runs["file-text-30|rows-0-39|question|shards-10"]
     # it saw these questions in this order (five shards of eight: a t-test on 4 degrees of freedom)
     assert seen["status"] in ("warn", "fail") and seen["p_value"] < 0.01 and seen["questions_scored"] == 40
@@ -210,7 +210,7 @@ def test_canonical_order_experiment_on_a_tiny_model(tmp_path, capsys):
     rerun += ["--base", str(base), "--lr", "5e-3", "--chunk-tokens", "200", "--models", str(models)]
     canonical_order.main([*rerun, "--layout", "row", "--cache", str(tmp_path / "cache"), "--out", str(out)])
     runs = json.loads((out / "canonical-order.json").read_text())["runs"]
-    assert len(runs) == 5 * 2 + 2 and runs["base|rows-0-39|row|shards-10"]["layout"] == "row"
+    assert len(runs) == 6 * 2 + 2 and runs["base|rows-0-39|row|shards-10"]["layout"] == "row"
     assert "canonical-order, 10 shards, whole raw rows:" in (out / "canonical-order.md").read_text()
     with pytest.raises(SystemExit, match="trained with other settings \\(lr\\)"):
         canonical_order.main([*rerun, "--lr", "1e-3", "--out", str(out)])
