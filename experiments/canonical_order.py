@@ -229,7 +229,7 @@ def main(argv: list[str] | None = None) -> None:
     files = blocks(args, rows)
 
     from contamcheck import AuditConfig, audit
-    from contamcheck.report.io import to_json
+    from contamcheck.report.io import write_atomic
 
     args.out.mkdir(parents=True, exist_ok=True)
     saved = args.out / "canonical-order.json"
@@ -249,7 +249,7 @@ def main(argv: list[str] | None = None) -> None:
                     cache=str(args.cache),
                     order_shards=shards,
                 )
-                report = json.loads(to_json(audit(config)))
+                report = audit(config).model_dump(mode="json")
                 found = {
                     "model": name,
                     "offset": offset,
@@ -266,9 +266,9 @@ def main(argv: list[str] | None = None) -> None:
                 # read again before each write: what another run saved in between is kept
                 results = json.loads(saved.read_text()) if saved.exists() else {"runs": {}}
                 results["runs"][key] = found
-                saved.write_text(json.dumps(results, indent=2) + "\n")
+                write_atomic(saved, json.dumps(results, indent=2) + "\n")  # an interrupt keeps the old file
     results = json.loads(saved.read_text())
-    (args.out / "canonical-order.md").write_text(markdown(results) + "\n")
+    write_atomic(args.out / "canonical-order.md", markdown(results) + "\n")
     print(f"wrote {args.out / 'canonical-order.md'}")
 
 
