@@ -119,6 +119,20 @@ def summarise(report: dict[str, Any], split: dict[str, Any] | None, saw: bool | 
     return summary
 
 
+DATASET_NAMES = {"gsm8k": "GSM8K", "humaneval": "HumanEval"}
+
+
+def named_copy(questions: Path, benchmark: str) -> Path:
+    """The questions as ``<folder>/GSM8K/test.jsonl``: the guided instruction names a file's dataset
+    after its folder when the file is named for a split, so it says "the test split of the GSM8K
+    dataset", as the model would have seen it named, not "the questions dataset"."""
+    copy = questions.parent / DATASET_NAMES[benchmark] / "test.jsonl"
+    copy.parent.mkdir(exist_ok=True)
+    if not copy.exists() or copy.read_bytes() != questions.read_bytes():
+        copy.write_bytes(questions.read_bytes())
+    return copy
+
+
 def reference_of(setting: str, base: str = BASE, other: str = OTHER_FAMILY) -> tuple[str, str] | None:
     """The reference a setting audits with, as (its role, the model); None for settings without one."""
     return {"reference": ("the base model", base), "other-reference": ("another family", other)}.get(setting)
@@ -226,6 +240,8 @@ def main(argv: list[str] | None = None) -> None:
     folder = args.models / f"{args.benchmark}-seed{args.seed}"
     split = json.loads((folder / "split.json").read_text())
     questions = str(folder / "questions.jsonl")
+    if args.tests is None or "guided" in args.tests.split(","):
+        questions = str(named_copy(folder / "questions.jsonl", args.benchmark))
     field = "question" if args.benchmark == "gsm8k" else "prompt"
     out = args.out / f"{args.benchmark}-seed{args.seed}"
     out.mkdir(parents=True, exist_ok=True)

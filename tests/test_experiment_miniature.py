@@ -140,7 +140,7 @@ def test_contaminate_then_validate_on_a_tiny_model(tmp_path, capsys):
     validate.main(
         [
             "--benchmark", "gsm8k", "--seed", "3", "--models", str(models), "--cache", str(cache),
-            "--base", str(base), "--no-gemma", "--tests", "min-k,zlib", "--settings", "control",
+            "--base", str(base), "--no-gemma", "--tests", "min-k,zlib,guided", "--settings", "control",
             "other-reference", "--other", str(other),
             "--permutations", "2000", "--threads", "2", "--out", str(out),
         ]
@@ -155,7 +155,12 @@ def test_contaminate_then_validate_on_a_tiny_model(tmp_path, capsys):
     assert "### Setting: other-reference (reference: another family, " in (out / "gsm8k-seed3.md").read_text()
     report = json.loads((out / "gsm8k-seed3" / "control-leak-20.json").read_text())
     assert report["control"]["kind"] == "file"
-    assert all(t["kind"] == "unpaired" for t in report["tests"] if t["status"] != "skipped")
+    likelihood = [t for t in report["tests"] if t["name"] != "guided" and t["status"] != "skipped"]
+    assert likelihood and all(t["kind"] == "unpaired" for t in likelihood)
+    # guided is calibrated against the controls, and its instruction names the dataset as GSM8K
+    (guided,) = [t for t in report["tests"] if t["name"] == "guided"]
+    assert guided["calibrated"] and "control file" in guided["calibration"]
+    assert report["benchmark"]["spec"].endswith("GSM8K/test.jsonl")
     assert "a control file of the same kind" in (out / "gsm8k-seed3.md").read_text()
 
 

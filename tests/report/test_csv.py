@@ -73,9 +73,13 @@ def test_columns_and_rows_with_a_control_file(control_report):
     assert [row["control"] for row in rows] == ["false"] * n_questions + ["true"] * n_controls
     controls = [item for item in control_report.items if item.is_control]
     assert [row["text"] for row in rows[n_questions:]] == [item.text for item in controls]
-    # control questions have likelihood scores and flags (against the same threshold), no guided
-    assert all(row["min-k_score"] and row["min-k_flagged"] in ("true", "false") for row in rows[n_questions:])
-    assert all(row["guided_score"] == "" for row in rows[n_questions:])
+    # control questions have scores and flags (against the same threshold), guided's under the same
+    # two instructions: they are its null
+    for test in ("min-k", "guided"):
+        assert all(
+            row[f"{test}_score"] and row[f"{test}_flagged"] in ("true", "false") for row in rows[n_questions:]
+        )
+    assert all(row["guided_general_generated"] for row in rows[n_questions:])
 
 
 def as_csv_value(value: float | bool | str | None) -> str:

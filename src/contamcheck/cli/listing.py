@@ -40,4 +40,10 @@ def described(test: type[Test]) -> tuple[str, bool, str]:
         return "bulk", True, "yes: against the benchmark's own bulk (--reference or --control sharpen it)"
     if test.calibrated:
         return test.kind, True, "yes"
+    if test.calibrated_against(control_file=True):
+        return (
+            test.kind,
+            False,
+            "only with --control; alone it can raise the verdict to 'some evidence' at most",
+        )
     return test.kind, False, "no: can raise the verdict to 'some evidence' at most"

@@ -53,6 +53,11 @@ class Test(ABC):
     # can raise the verdict to "some evidence" at most.
     calibrated: ClassVar[bool] = True
 
+    @classmethod
+    def calibrated_against(cls, control_file: bool) -> bool:
+        """Whether the test's own null holds with these controls (number twins, or a control file)."""
+        return cls.calibrated
+
     def __init__(self, settings: MethodSettings | None = None) -> None:
         self.settings = settings or MethodSettings()
 

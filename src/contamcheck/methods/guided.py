@@ -9,6 +9,13 @@ where the text comes from; without memory the dataset's name does not help. The 
 ROUGE-L(guided) − ROUGE-L(general) per question, tested with sign flips (the paper used an
 unpaired bootstrap of the means; the paired test uses the pairing it ignored).
 
+The general instruction is not a null a clean model treats like the guided one: the two differ in
+more than the dataset's name, and a small model reacts to the wording (docs/METHODS.md, "guided is
+uncalibrated"). So the test is uncalibrated on its own. With a control file (``--control``) it is
+calibrated: the control questions get the same two instructions, naming the same dataset, and each
+question's difference is compared with theirs, so only what the benchmark's questions gain beyond
+questions of the same kind the model cannot have seen counts.
+
 The paper's templates cover classification, NLI and summaries; we adapt its summary template
 ("FIRST PIECE of a summary ... SECOND PIECE") with "question" or "programming problem" in place of
 "summary". Prompts go through the tokenizer's chat template when it has one.
@@ -91,7 +98,7 @@ def number_recall(prefix: str, suffix: str, generated: str) -> float:
 class Guided(Test):
     name = "guided"
     kind: ClassVar[TestKind] = "self-paired"
-    calibrated: ClassVar[bool] = False  # see pipeline.runners.run_guided
+    calibrated: ClassVar[bool] = False  # on its own; against a control file it is (the module doc)
     title = "Told the dataset's name, the model reproduces more of the question"
     measures = (
         "ROUGE-L between the true second half of a question and the model's completion of its first half, "
@@ -107,6 +114,10 @@ class Guided(Test):
         "weak evidence either way. Instruction wording adapted from the paper's summary template."
     )
     citation = "Golchin & Surdeanu 2023, Time Travel in LLMs (arXiv:2308.08493)"
+
+    @classmethod
+    def calibrated_against(cls, control_file: bool) -> bool:
+        return control_file
 
     def __init__(self, settings: Any = None) -> None:
         super().__init__(settings)

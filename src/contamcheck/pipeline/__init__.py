@@ -118,12 +118,26 @@ def audit(
             else:
                 results.append(run_canonical_order(test, shards, target_evidence, config.alpha))
             continue
-        calibrated = test.calibrated and is_calibrated(test.likelihood, has_reference, not controls.paired)
+        calibrated = test.calibrated_against(not controls.paired) and is_calibrated(
+            test.likelihood, has_reference, not controls.paired
+        )
         calibration = describe_calibration(test, controls, has_reference)
         if not controls.items:
             results.append(skipped(test, calibrated, calibration, assemble.no_items_reason(controls)))
         elif isinstance(test, Guided):
-            results.append(run_guided(test, controls, target_evidence, items, permutations, seed))
+            results.append(
+                run_guided(
+                    test,
+                    controls,
+                    target_evidence,
+                    items,
+                    control_records,
+                    calibrated,
+                    calibration,
+                    permutations,
+                    seed,
+                )
+            )
         elif isinstance(test, PerTextTest):
             use_reference = test.likelihood and reference_evidence is not None
             scores = score_texts(test, texts, target_evidence, reference_evidence if use_reference else None)
@@ -264,7 +278,8 @@ def plan_audit(config: AuditConfig) -> AuditPlan:
         if isinstance(test, PerTextTest):
             requests += [r for text in texts for r in test.requests(text)]
         elif isinstance(test, Guided):
-            requests += [r for item in controls.items for r in test.requests(item.text)]
+            asked = [*controls.items, *controls.controls]  # controls: none with twins
+            requests += [r for item in asked for r in test.requests(item.text)]
         elif isinstance(test, CanonicalOrder):
             shards = shard_plans[test.name]
             if isinstance(shards, list):
@@ -293,6 +308,14 @@ def texts_under_test(controls: Controls) -> list[str]:
 
 
 def describe_calibration(test: Test, controls: Controls, has_reference: bool) -> str:
+    if isinstance(test, Guided):
+        if not controls.paired:
+            return "the control file's questions under the same two instructions"
+        return (
+            "general instruction on the same question (uncalibrated: the instructions differ in more "
+            "than the dataset's name, and small models copy the prompt back when told its source; "
+            "--control calibrates it)"
+        )
     if not controls.paired:
         return "control file" + (
             ", minus the reference model's score" if test.likelihood and has_reference else ""

@@ -8,11 +8,13 @@ every question contributed into the report's item records.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
+from ..benchmarks import Item
 from ..controls import Controls
 from ..evidence import Evidence
 from ..methods import PerTextTest, Test
@@ -300,64 +302,97 @@ def _median_interval(values: np.ndarray, seed: int, resamples: int = 1000) -> tu
     return float(np.quantile(medians, 0.025)), float(np.quantile(medians, 0.975))
 
 
+GUIDED_CONTROL_NULL = (
+    "Benchmark and control-file questions are exchangeable for the model under both instructions: "
+    "naming the dataset helps a benchmark question no more than a control question of the same kind."
+)
+
+
 def run_guided(
     test: Guided,
     controls: Controls,
     evidence: Evidence,
     items: dict[str, ItemRecord],
+    control_records: dict[str, ItemRecord],
+    calibrated: bool,
+    calibration: str,
     permutations: int,
     seed: int,
 ) -> TestResult:
-    """Guided vs general instruction on the same question: a sign-flip test on the differences."""
-    # Uncalibrated (shown, at most "some evidence"): the general instruction does not cancel the
-    # effect of the guided one's wording. On HumanEval, SmolLM2-135M answers the guided prompt by
-    # copying the first piece back ("The original form of the programming problem is: def ..."),
-    # whose words recur in the second half, and the general one with unrelated prose: 37% of 100
-    # prompts flagged by instruction-following alone. Twins under both instructions would cancel it.
-    result = base_result(
-        test,
-        test.calibrated,
-        "general instruction on the same question (uncalibrated: the instructions differ in more "
-        "than the dataset's name, and small models copy the prompt back when told its source)",
-    )
-    used_ids, guided_values, general_values = [], [], []
-    recalls: list[tuple[float, float]] = []
-    for item in controls.items:
-        completions = test.completions(item.text, evidence)
-        if completions is None:
-            continue
-        guided, general = test.overlaps(item.text, evidence)
-        items[item.id].tests[test.name] = ItemTestResult(
-            score=finite(guided),
-            general_score=finite(general),
-            diff=finite(guided - general),
-            generated=completions[0],
-            general_generated=completions[1],
-        )
-        used_ids.append(item.id)
-        guided_values.append(guided)
-        general_values.append(general)
-        recalls.append(test.number_recalls(item.text, evidence))
+    """Guided vs general instruction on the same question: each question's difference, tested with
+    sign flips (uncalibrated), or against the control file's differences under the same two
+    instructions (calibrated)."""
+    # With twins: uncalibrated (shown, at most "some evidence"): the general instruction does not
+    # cancel the effect of the guided one's wording. On HumanEval, SmolLM2-135M answers the guided
+    # prompt by copying the first piece back ("The original form of the programming problem is:
+    # def ..."), whose words recur in the second half, and the general one with unrelated prose:
+    # 37% of 100 prompts flagged by instruction following alone. Twins don't cancel it without
+    # cancelling memory too (a twin keeps its original's words), control questions do.
+    unpaired = not controls.paired
+    result = base_result(test, calibrated, calibration)
+    if unpaired:
+        result.null_hypothesis = GUIDED_CONTROL_NULL
+
+    def differences(
+        questions: Iterable[Item], records: dict[str, ItemRecord]
+    ) -> tuple[list[str], np.ndarray]:
+        used, diffs = [], []
+        for item in questions:
+            completions = test.completions(item.text, evidence)
+            if completions is None:
+                continue
+            guided, general = test.overlaps(item.text, evidence)
+            records[item.id].tests[test.name] = ItemTestResult(
+                score=finite(guided),
+                general_score=finite(general),
+                diff=finite(guided - general),
+                generated=completions[0],
+                general_generated=completions[1],
+            )
+            used.append(item.id)
+            diffs.append(guided - general)
+        return used, np.array(diffs)
+
+    used_ids, diffs = differences(controls.items, items)
     result.n_unscored = len(controls.items) - len(used_ids)
     result.unscored_reason = "too short to split in two" if result.n_unscored else None
     if not used_ids:
         result.skip_reason = "no question long enough to split in two"
         return result
-    guided_array, general_array = np.array(guided_values), np.array(general_values)
-    reason, note = test.diagnose(guided_array, general_array)
+    guided_array = np.array([items[i].tests[test.name].score for i in used_ids], dtype=np.float64)
+    general_array = guided_array - diffs
+    reason, diagnosis = test.diagnose(guided_array, general_array)
     if reason is not None:
         result.skip_reason = reason
         return result
-    diffs = guided_array - general_array
-    outcome = sign_flip_test(diffs, permutations, seed)
+    note = diagnosis or ""
+    if unpaired:
+        control_ids, control_diffs = differences(controls.controls, control_records)
+        if not control_ids:
+            result.skip_reason = "no control question long enough to split in two"
+            return result
+        outcome = label_permutation_test(diffs, control_diffs, permutations, seed)
+        for control_id, value in zip(control_ids, control_diffs, strict=True):
+            control_records[control_id].tests[test.name].flagged = bool(value > outcome.threshold)
+        result.auroc_vs_controls = outcome.auroc
+        centre = float(np.median(control_diffs))
+        note += (
+            f" Against {len(control_ids)} control questions under the same two instructions "
+            f"(their median difference {centre:+.2f})."
+        )
+    else:
+        outcome = sign_flip_test(diffs, permutations, seed)
+        centre = 0.0
     for item_id, flagged in zip(used_ids, outcome.flags, strict=True):
         items[item_id].tests[test.name].flagged = bool(flagged)
     _fill_flag_statistics(result, len(diffs), outcome)
-    result.mean_difference = float(diffs.mean())
-    result.median_difference = float(np.median(diffs))
-    recall = np.array([r for r in recalls if not math.isnan(r[0])])
+    result.mean_difference = float(diffs.mean()) - centre
+    result.median_difference = float(np.median(diffs)) - centre
+    recall = np.array(
+        [r for r in (test.number_recalls(items[i].text, evidence) for i in used_ids) if not math.isnan(r[0])]
+    )
     if len(recall):
-        note = (note or "") + (
+        note += (
             f" New numbers of the second half written: {np.mean(recall[:, 0]):.0%} guided vs "
             f"{np.mean(recall[:, 1]):.0%} general."
         )

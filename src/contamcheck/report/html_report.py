@@ -169,6 +169,20 @@ def _test_view(report: Report, result: TestResult) -> SectionView:
     differences = _values(benchmark, result.name, "diff")
     if not differences:
         return view
+    control_differences = _values([i for i in report.items if i.is_control], result.name, "diff")
+    if result.kind == "self-paired" and control_differences:
+        view.figure = Markup(
+            plots.score_histogram(
+                differences, control_differences, result.threshold, f"{result.name}: guided − general", salt
+            )
+        )
+        view.caption = (
+            "Each question's guided minus general score: the benchmark's (filled) and the control-file "
+            "questions' under the same two instructions (grey outline, the null: they name the same "
+            "dataset, so the wording helps both alike). Benchmark questions right of the dashed line, "
+            "the controls' 95th percentile, are flagged; about 5% would be by chance."
+        )
+        return view
     if result.kind == "self-paired":
         label, what = f"{result.name}: guided − general", "the guided minus the general score"
     else:
