@@ -21,6 +21,7 @@ import canonical_order
 import combined_score
 import contaminate
 import flag_overlap
+import guided_halves
 import null_skew
 import sample_size
 import self_calibration
@@ -227,3 +228,30 @@ def test_the_simulated_tail_experiment_reports_what_the_bulk_null_flags(capsys):
     line = capsys.readouterr().out
     assert line.startswith("2 draws of 100 questions, shift 1.5, 20% lifted 4.0 SDs more: memorised flagged ")
     assert "largest p " in line
+
+
+def test_guided_halves_judges_one_half_against_the_other(tmp_path, capsys):
+    """A model that memorised the whole benchmark: alone, guided flags most of a half (told the
+    dataset's name it recalls); against the other half, which it saw alike, it is at chance."""
+    from contamcheck.benchmarks import load_benchmark
+
+    sample = load_benchmark("sample")
+    everything = write_jsonl(tmp_path / "all.jsonl", [{"question": i.text} for i in sample.items])
+    out = tmp_path / "out"
+    guided_halves.main(
+        [
+            f"fake:memorise={everything}", "sample", "--name", "GSM8K", "--cache", str(tmp_path / "cache"),
+            "--work", str(tmp_path / "work"), "--permutations", "2000", "--out", str(out),
+        ]
+    )  # fmt: skip
+    printed = capsys.readouterr().out
+    assert "| alone | no | " in printed and "| control | yes | " in printed
+    results = json.loads((out / "halves-all.jsonl-gsm8k-seed0.json").read_text())
+    alone, control = results["settings"]["alone"], results["settings"]["control"]
+    assert alone["flag_rate"] > 0.5 and alone["verdict"] == "inconclusive"  # no calibrated test ran
+    assert control["flag_rate"] <= 0.15 and control["p_value"] > 0.05 and control["verdict"] == "clean"
+    audited = (tmp_path / "work" / "seed0" / "GSM8K" / "test.jsonl").read_text().splitlines()
+    controls = (tmp_path / "work" / "seed0" / "GSM8K-control.jsonl").read_text().splitlines()
+    assert len(audited) == len(controls) == 60 and not set(audited) & set(controls)
+    report = json.loads((out / "halves-all.jsonl-gsm8k-seed0-control.json").read_text())
+    assert report["benchmark"]["spec"].endswith("GSM8K/test.jsonl") and report["tests"][0]["calibrated"]
