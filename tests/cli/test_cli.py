@@ -50,8 +50,8 @@ def test_short_form_catches_a_cheater(capsys):
     # likelihood tests are judged against the bulk; only guided is uncalibrated
     words = " ".join(out.split())
     assert "likelihood tests judged against the bulk" in words
-    assert words.count("[uncalibrated]") == 1
-    assert re.search(r"guided: [^✓✗!–]*\[uncalibrated\]", words)
+    assert words.count("[uncalibrated") == 1
+    assert re.search(r"guided: [^✓✗!–]*\[uncalibrated(: not counted)?\]", words)
 
 
 def test_long_form_gives_the_same_report(capsys):

@@ -114,3 +114,11 @@ def test_some_evidence_with_a_reference_asks_for_more_questions(twin_report: Rep
     assert notes("warn", no_reference) == []  # measured: without one, more questions did not help
     everything = Controls(kind="twins", items=sample, testable=200)
     assert notes("warn", controls=everything) == []  # there are no more questions
+    # an uncalibrated test's fail is not counted in the verdict, so it settles nothing either
+    tests = [
+        r.model_copy(update={"status": "warn" if r.kind == "bulk" else "pass"})
+        if r.name != "guided"
+        else r.model_copy(update={"status": "fail", "calibrated": False})
+        for r in twin_report.tests
+    ]
+    assert any(MORE in n for n in assemble.caveats(tests, used, some_of))

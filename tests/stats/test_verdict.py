@@ -65,13 +65,34 @@ def test_low_flag_rate_is_not_likely_even_when_significant():
     assert weaker.code == "evidence" and "twice the expected rate" not in weaker.explanation
 
 
-def test_uncalibrated_test_raises_to_some_evidence_at_most():
+def test_an_uncalibrated_test_is_shown_and_not_counted():
     j = judge(
-        [Outcome("completion"), Outcome("min-k", calibrated=False, p_value=1e-6, flag_rate=0.5)], alpha=0.001
+        [Outcome("completion"), Outcome("guided", calibrated=False, p_value=1e-6, flag_rate=0.5)], alpha=0.001
     )
-    assert j.code == "evidence"
-    assert j.statuses["min-k"] == "fail"
-    assert "uncalibrated" in j.explanation
+    assert j.code == "clean" and j.statuses["guided"] == "fail"  # its own status stays what it measured
+    assert j.explanation.startswith("No calibrated test went beyond chance.")
+    assert "guided went beyond chance but is uncalibrated" in j.explanation and "--control" in j.explanation
+    # beside a calibrated test's warning, the verdict is that test's, and the note says guided didn't count
+    j = judge(
+        [
+            Outcome("completion", p_value=0.01, flag_rate=0.08),
+            Outcome("guided", calibrated=False, p_value=1e-6, flag_rate=0.5),
+        ],
+        alpha=0.001,
+    )
+    assert j.code == "evidence" and j.explanation.startswith("completion went beyond chance")
+    assert "shown and not counted" in j.explanation
+    # and where no calibrated test had the power, the inconclusive verdict says so too
+    weak = judge(
+        [
+            Outcome("completion", min_attainable_p=0.01),
+            Outcome("guided", calibrated=False, p_value=1e-6, flag_rate=0.5),
+        ],
+        alpha=0.001,
+    )
+    assert weak.code == "inconclusive" and "shown and not counted" in weak.explanation
+    quiet = judge([Outcome("completion"), Outcome("min-k", calibrated=False, p_value=0.5)], alpha=0.001)
+    assert quiet.code == "clean" and quiet.explanation.startswith("No test went beyond chance.")
 
 
 def test_holm_over_calibrated_tests_decides_likely():

@@ -44,6 +44,6 @@ def described(test: type[Test]) -> tuple[str, bool, str]:
         return (
             test.kind,
             False,
-            "only with --control; alone it can raise the verdict to 'some evidence' at most",
+            "only with --control; alone it is shown and does not move the verdict",
         )
-    return test.kind, False, "no: can raise the verdict to 'some evidence' at most"
+    return test.kind, False, "no: shown, does not move the verdict"

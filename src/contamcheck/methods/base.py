@@ -50,7 +50,7 @@ class Test(ABC):
     # benchmark's own scores, a reference model or a control file: see ``stats.verdict.is_calibrated``.
     likelihood: ClassVar[bool] = False
     # Whether the test's null is known to hold for a clean model; an uncalibrated test is shown but
-    # can raise the verdict to "some evidence" at most.
+    # does not move the verdict (``stats.verdict``).
     calibrated: ClassVar[bool] = True
 
     @classmethod

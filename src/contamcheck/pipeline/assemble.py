@@ -80,7 +80,7 @@ def caveats(results: list[TestResult], reference: ReferenceInfo, controls: Contr
         notes.append(
             f"{listed(uncalibrated)} {'is' if len(uncalibrated) == 1 else 'are'} uncalibrated: "
             "the null is not known to hold for a model that never saw the benchmark (each test's "
-            "calibration says why), so a flag there can raise the verdict to 'some evidence' at most."
+            "calibration says why), so it is shown and does not move the verdict."
         )
     minority = [
         r.name

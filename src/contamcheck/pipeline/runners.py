@@ -322,7 +322,7 @@ def run_guided(
     """Guided vs general instruction on the same question: each question's difference, tested with
     sign flips (uncalibrated), or against the control file's differences under the same two
     instructions (calibrated)."""
-    # With twins: uncalibrated (shown, at most "some evidence"): the general instruction does not
+    # With twins: uncalibrated (shown, not counted in the verdict): the general instruction does not
     # cancel the effect of the guided one's wording. On HumanEval, SmolLM2-135M answers the guided
     # prompt by copying the first piece back ("The original form of the programming problem is:
     # def ..."), whose words recur in the second half, and the general one with unrelated prose:

@@ -20,7 +20,7 @@ def more_questions_caveat(
     so the note is only given with one. The terminal report prints it too, as the next step.
     """
     unsettled = [r.name for r in results if r.kind == "bulk" and r.status == "warn"]
-    settled = any(r.status == "fail" for r in results)
+    settled = any(r.calibrated and r.status == "fail" for r in results)  # an uncalibrated fail is not counted
     if reference.status != "used" or not unsettled or settled or tested >= testable:
         return None
     return (

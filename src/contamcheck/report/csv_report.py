@@ -13,7 +13,9 @@ Columns, in order:
   ``completion`` adds ``completion_generated`` after its own columns;
 * ``guided`` compares with the general instruction instead of a twin: ``guided_score``,
   ``guided_general_score``, ``guided_diff``, ``guided_flagged``, ``guided_generated``,
-  ``guided_general_generated``.
+  ``guided_general_generated``; with a control file the control rows have them too (the same two
+  instructions), and ``guided_diff`` stays guided − general for every row, where the unpaired
+  tests' ``<test>_diff`` is the score minus the controls' median.
 
 ``<test>_twin_score`` belongs with the ``twin`` column (the first twin); ``<test>_diff`` is the
 original's score minus the *mean* over all its twins, as in the JSON report. Aggregate tests

@@ -236,7 +236,8 @@ def _facts(result: TestResult) -> tuple[list[tuple[str, str]], list[tuple[str, s
         numbers.append(("Tail count alone", f"p = {format_p(null.tail_p_value)}"))
     if result.kind != "aggregate":
         numbers.append(("Flag threshold", format_number(result.threshold)))
-        median_label = "Median above controls" if result.kind == "unpaired" else "Median difference"
+        against_controls = result.kind == "unpaired" or result.auroc_vs_controls is not None
+        median_label = "Median above controls" if against_controls else "Median difference"
         numbers.append((median_label, format_number(result.median_difference)))
         if result.auroc_vs_controls is not None:
             numbers.append(("Beats a control (50% by chance)", format_percent(result.auroc_vs_controls)))

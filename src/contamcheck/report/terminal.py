@@ -91,7 +91,7 @@ def test_line(result: TestResult) -> str:
     if result.auroc_vs_controls is not None:
         line += f"; beats a control {result.auroc_vs_controls:.0%} of the time, 50% by chance"
     if not result.calibrated:
-        line += " [uncalibrated]"
+        line += " [uncalibrated]" if result.status in ("pass", "skipped") else " [uncalibrated: not counted]"
     return line
 
 

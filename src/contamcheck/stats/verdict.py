@@ -4,8 +4,11 @@ The rule (SPEC §8), in one place:
 
 * **Calibrated** tests have a null that a clean model treats like the benchmark: completion (twin or
   control file), canonical order, and likelihood tests with a reference model, a
-  control file, or the bulk null (``stats.bulk``). An uncalibrated test is shown but can raise the
-  verdict to "some evidence" at most.
+  control file, or the bulk null (``stats.bulk``). An uncalibrated test is shown with its p-value
+  and status but does not move the verdict: the one left, guided without a control file, flags
+  clean models by how they follow its wording (37% of SmolLM2's HumanEval prompts at p < 0.001,
+  docs/METHODS.md), and has caught no leak the calibrated tests missed. SPEC §8 let it raise the
+  verdict to "some evidence"; the README's own demo read "some evidence" for that reason alone.
 * p-values are Holm-adjusted: calibrated tests within the family of calibrated tests that ran,
   uncalibrated tests within the family of all tests that ran.
 * A test's status: **fail** when its adjusted p is below alpha and it flags at least twice the
@@ -15,7 +18,9 @@ The rule (SPEC §8), in one place:
 * Verdict, first match wins: **likely contaminated** when a calibrated test fails; **inconclusive**
   when no calibrated test ran, or none that ran could reach alpha over the number of calibrated tests
   (too few questions or permutations), because a gate must not pass silently; **some evidence** when
-  any test has an adjusted p below 0.05; otherwise **no evidence found**.
+  any calibrated test has an adjusted p below 0.05; otherwise **no evidence found**. Short of
+  "likely", the explanation names an uncalibrated test that went beyond chance, and says it was not
+  counted.
 """
 
 from __future__ import annotations
@@ -148,6 +153,20 @@ def judge(outcomes: Sequence[TestOutcome], alpha: float) -> Judgement:
             adjusted,
             statuses,
         )
+    uncalibrated = [o.name for o in ran if not o.calibrated and adjusted[o.name] < WARN_LEVEL]
+    one = len(uncalibrated) == 1
+    not_counted = (
+        f" {listed(uncalibrated)} went beyond chance but {'is' if one else 'are'} uncalibrated: "
+        f"{'its' if one else 'their'} null is not known to hold for a clean model, so "
+        f"{'it is' if one else 'they are'} shown and not counted"
+        + (
+            " (guided flags by how a model follows its wording; --control calibrates it)."
+            if "guided" in uncalibrated
+            else "."
+        )
+        if uncalibrated
+        else ""
+    )
     bar = alpha / len(calibrated)
     # a test that reports no floor is taken to have none within reach (0.0 is a floor, not None)
     floors = [1.0 if o.min_attainable_p is None else o.min_attainable_p for o in calibrated]
@@ -164,19 +183,14 @@ def judge(outcomes: Sequence[TestOutcome], alpha: float) -> Judgement:
                 if beyond_cap
                 else "(too few usable questions, or too few permutations): test more questions (-n) "
                 "before trusting a clean result."
-            ),
+            )
+            + not_counted,
             adjusted,
             statuses,
         )
-    suspicious = [o.name for o in ran if adjusted[o.name] < WARN_LEVEL]
+    suspicious = [o.name for o in calibrated if adjusted[o.name] < WARN_LEVEL]
     if suspicious:
-        uncalibrated = [name for name in suspicious if name not in {o.name for o in calibrated}]
-        note = (
-            f" ({listed(uncalibrated)} uncalibrated: its null is not known to hold for a clean model, "
-            "so it cannot call the model contaminated on its own.)"
-            if uncalibrated
-            else ""
-        )
+        note = not_counted
         few_flags = [o.name for o in calibrated if adjusted[o.name] < alpha]
         if few_flags:
             note += (
@@ -194,8 +208,8 @@ def judge(outcomes: Sequence[TestOutcome], alpha: float) -> Judgement:
     return Judgement(
         "clean",
         VERDICT_LABELS["clean"],
-        "No test went beyond chance. This is not proof that the model never "
-        "saw the benchmark: a single exposure leaves little trace.",
+        f"No {'calibrated ' if uncalibrated else ''}test went beyond chance. This is not proof that the "
+        f"model never saw the benchmark: a single exposure leaves little trace.{not_counted}",
         adjusted,
         statuses,
     )
@@ -226,8 +240,9 @@ def _uncalibrated_note(outcomes: Sequence[TestOutcome], adjusted: dict[str, floa
     )
     if any(o.calibrated and o.p_value is None for o in outcomes):
         return note + (
-            "The calibrated tests were skipped (each says why): they need questions with numbers to "
-            "make twins from (or --control with questions the model can't have seen), and the "
-            f"likelihood tests at least {MIN_QUESTIONS} of them (-n)."
+            "The calibrated tests were skipped (each says why): completion needs questions with "
+            "numbers to make twins from (or --control with questions the model can't have seen), the "
+            f"likelihood tests at least {MIN_QUESTIONS} questions (-n), and guided, calibrated by "
+            "--control, a model that follows its instructions."
         )
     return note + "Run the calibrated tests too: leave out --tests, or name them in it."
