@@ -19,27 +19,23 @@ import random
 import re
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 SETTINGS = ("alone", "control")
 
 
-def write_halves(benchmark: str, name: str, seed: int, folder: Path) -> tuple[Path, Path, int]:
+def write_halves(items: Sequence[Any], name: str, seed: int, folder: Path) -> tuple[Path, Path, int]:
     """(audited half, control half, questions per half): a seeded draw, each half in benchmark order."""
-    from contamcheck.benchmarks import load_benchmark
-
-    items = list(load_benchmark(benchmark).items)
     chosen = set(random.Random(seed).sample(range(len(items)), len(items) // 2))
-    halves = {
-        True: [i for n, i in enumerate(items) if n in chosen],
-        False: [i for n, i in enumerate(items) if n not in chosen],
-    }
+    audited_half = [i for n, i in enumerate(items) if n in chosen]
+    control_half = [i for n, i in enumerate(items) if n not in chosen]
     audited, control = folder / name / "test.jsonl", folder / f"{name}-control.jsonl"
     audited.parent.mkdir(parents=True, exist_ok=True)
-    for path, half in ((audited, halves[True]), (control, halves[False])):
+    for path, half in ((audited, audited_half), (control, control_half)):
         path.write_text("".join(json.dumps({"id": i.id, "question": i.text}) + "\n" for i in half))
-    return audited, control, len(halves[True])
+    return audited, control, len(audited_half)
 
 
 def summary(report: Any) -> dict[str, Any]:
@@ -78,9 +74,10 @@ def main(argv: list[str] | None = None) -> None:
     from contamcheck.benchmarks import load_benchmark
     from contamcheck.report.io import to_json, write_atomic
 
-    name = args.name or load_benchmark(args.benchmark).title or "benchmark"
+    benchmark = load_benchmark(args.benchmark)
+    name = args.name or benchmark.title or "benchmark"
     work = args.work / f"seed{args.seed}"
-    audited, control, size = write_halves(args.benchmark, name, args.seed, work)
+    audited, control, size = write_halves(benchmark.items, name, args.seed, work)
     model = re.sub(r"[^A-Za-z0-9._-]+", "-", Path(args.model).name.removeprefix("pkg:"))
     slug = f"{model}-{name.lower()}-seed{args.seed}"
     args.out.mkdir(parents=True, exist_ok=True)

@@ -333,10 +333,11 @@ def run_guided(
     if unpaired:
         result.null_hypothesis = GUIDED_CONTROL_NULL
 
-    def differences(
+    def overlaps(
         questions: Iterable[Item], records: dict[str, ItemRecord]
-    ) -> tuple[list[str], np.ndarray]:
-        used, diffs = [], []
+    ) -> tuple[list[str], np.ndarray, np.ndarray]:
+        """(ids scored, guided overlaps, general overlaps), each question's written into ``records``."""
+        used, guided_values, general_values = [], [], []
         for item in questions:
             completions = test.completions(item.text, evidence)
             if completions is None:
@@ -350,24 +351,25 @@ def run_guided(
                 general_generated=completions[1],
             )
             used.append(item.id)
-            diffs.append(guided - general)
-        return used, np.array(diffs)
+            guided_values.append(guided)
+            general_values.append(general)
+        return used, np.array(guided_values), np.array(general_values)
 
-    used_ids, diffs = differences(controls.items, items)
+    used_ids, guided_array, general_array = overlaps(controls.items, items)
     result.n_unscored = len(controls.items) - len(used_ids)
     result.unscored_reason = "too short to split in two" if result.n_unscored else None
     if not used_ids:
         result.skip_reason = "no question long enough to split in two"
         return result
-    guided_array = np.array([items[i].tests[test.name].score for i in used_ids], dtype=np.float64)
-    general_array = guided_array - diffs
     reason, diagnosis = test.diagnose(guided_array, general_array)
     if reason is not None:
         result.skip_reason = reason
         return result
+    diffs = guided_array - general_array
     note = diagnosis or ""
     if unpaired:
-        control_ids, control_diffs = differences(controls.controls, control_records)
+        control_ids, control_guided, control_general = overlaps(controls.controls, control_records)
+        control_diffs = control_guided - control_general
         if not control_ids:
             result.skip_reason = "no control question long enough to split in two"
             return result

@@ -169,8 +169,10 @@ def _test_view(report: Report, result: TestResult) -> SectionView:
     differences = _values(benchmark, result.name, "diff")
     if not differences:
         return view
-    control_differences = _values([i for i in report.items if i.is_control], result.name, "diff")
-    if result.kind == "self-paired" and control_differences:
+    self_paired = result.kind == "self-paired"
+    control_items = [i for i in report.items if i.is_control] if self_paired else []
+    control_differences = _values(control_items, result.name, "diff")
+    if control_differences:  # guided against a control file
         view.figure = Markup(
             plots.score_histogram(
                 differences, control_differences, result.threshold, f"{result.name}: guided − general", salt
@@ -183,7 +185,7 @@ def _test_view(report: Report, result: TestResult) -> SectionView:
             "the controls' 95th percentile, are flagged; about 5% would be by chance."
         )
         return view
-    if result.kind == "self-paired":
+    if self_paired:
         label, what = f"{result.name}: guided − general", "the guided minus the general score"
     else:
         twins = report.control.twins_per_question

@@ -154,19 +154,7 @@ def judge(outcomes: Sequence[TestOutcome], alpha: float) -> Judgement:
             statuses,
         )
     uncalibrated = [o.name for o in ran if not o.calibrated and adjusted[o.name] < WARN_LEVEL]
-    one = len(uncalibrated) == 1
-    not_counted = (
-        f" {listed(uncalibrated)} went beyond chance but {'is' if one else 'are'} uncalibrated: "
-        f"{'its' if one else 'their'} null is not known to hold for a clean model, so "
-        f"{'it is' if one else 'they are'} shown and not counted"
-        + (
-            " (guided flags by how a model follows its wording; --control calibrates it)."
-            if "guided" in uncalibrated
-            else "."
-        )
-        if uncalibrated
-        else ""
-    )
+    not_counted = _not_counted(uncalibrated)
     bar = alpha / len(calibrated)
     # a test that reports no floor is taken to have none within reach (0.0 is a floor, not None)
     floors = [1.0 if o.min_attainable_p is None else o.min_attainable_p for o in calibrated]
@@ -227,6 +215,23 @@ def exit_code(code: VerdictCode, fail_on: Literal["likely", "evidence"] = "likel
 def listed(names: Sequence[str]) -> str:
     """The names as a reader would list them: "a, b and c"."""
     return " and ".join(", ".join(names).rsplit(", ", 1)) if names else ""
+
+
+def _not_counted(names: Sequence[str]) -> str:
+    """The sentence naming uncalibrated tests that went beyond chance: shown, not counted."""
+    if not names:
+        return ""
+    one = len(names) == 1
+    why = (
+        " (guided flags by how a model follows its wording; --control calibrates it)."
+        if "guided" in names
+        else "."
+    )
+    return (
+        f" {listed(names)} went beyond chance but {'is' if one else 'are'} uncalibrated: "
+        f"{'its' if one else 'their'} null is not known to hold for a clean model, so "
+        f"{'it is' if one else 'they are'} shown and not counted{why}"
+    )
 
 
 def _uncalibrated_note(outcomes: Sequence[TestOutcome], adjusted: dict[str, float]) -> str:
