@@ -19,9 +19,8 @@ from collections.abc import Callable
 
 import numpy as np
 
-from contamcheck.pipeline.assemble import MINORITY_BULK
 from contamcheck.pipeline.runners import BULK_SIMULATIONS
-from contamcheck.stats.bulk import bulk_tail_test
+from contamcheck.stats.bulk import MINORITY_BULK, bulk_tail_test, minority
 
 Draw = Callable[[np.random.Generator], tuple[np.ndarray, np.ndarray]]
 
@@ -78,7 +77,9 @@ SHAPES: list[tuple[str, Draw]] = [
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--draws", type=int, default=100)
     parser.add_argument("--alpha", type=float, default=0.001)
     args = parser.parse_args(argv)
@@ -92,16 +93,16 @@ def main(argv: list[str] | None = None) -> None:
     )
     print("|---|---|---|---|---|---|---|")
     for label, draw in SHAPES:
-        caught = minority = kept = over = 0
+        caught = minorities = kept = over = 0
         tail_rates: list[float] = []
         rest_rates: list[float] = []
         for seed in range(args.draws):
             values, memorised = draw(np.random.default_rng(seed))
             outcome = bulk_tail_test(values, BULK_SIMULATIONS)
-            small = outcome.fit.components == 2 and outcome.fit.bulk_share < MINORITY_BULK
+            small = minority(outcome.fit)
             significant = outcome.p_value < args.alpha
             caught += significant
-            minority += small
+            minorities += small
             kept += significant and not small
             over += outcome.flags.mean() > 0.1
             if memorised.any():
@@ -109,7 +110,7 @@ def main(argv: list[str] | None = None) -> None:
             rest_rates.append(float(outcome.flags[~memorised].mean()))
         tail = f"{np.median(tail_rates):.0%}" if tail_rates else ""
         print(
-            f"| {label} | {caught}/{args.draws} | {minority}/{args.draws} | {kept}/{args.draws} | "
+            f"| {label} | {caught}/{args.draws} | {minorities}/{args.draws} | {kept}/{args.draws} | "
             f"{over}/{args.draws} | {tail} | {np.median(rest_rates):.0%} |"
         )
 

@@ -26,7 +26,7 @@ from contamcheck import Report
 from contamcheck.pipeline.runners import BULK_SIMULATIONS
 from contamcheck.report.model import TestResult
 from contamcheck.stats import judge
-from contamcheck.stats.bulk import BulkOutcome, bulk_tail_test
+from contamcheck.stats.bulk import BulkOutcome, bulk_tail_test, minority
 from contamcheck.stats.index import evidence_index
 from contamcheck.stats.spread import SpreadOutcome, carries, spread_test, with_spread
 
@@ -37,10 +37,10 @@ def scores_of(report: Report, result: TestResult) -> tuple[list[str], list[bool]
     ids, flags, values, twins = [], [], [], []
     for item in report.items:
         entry = item.tests.get(result.name)
-        if item.is_control or entry is None or entry.flagged is None or entry.score is None:
+        if item.is_control or entry is None or entry.score is None:
             continue
         ids.append(item.id)
-        flags.append(entry.flagged)
+        flags.append(bool(entry.flagged))  # None: not flagged, or withheld (a minority null)
         values.append(entry.score)
         twins.append(
             entry.twin_scores[0] if entry.twin_scores and entry.twin_scores[0] is not None else np.nan
@@ -50,25 +50,39 @@ def scores_of(report: Report, result: TestResult) -> tuple[list[str], list[bool]
 
 class Rejudged(NamedTuple):
     tail: BulkOutcome  # the tail count
-    p_value: float  # the test's: with a reference, the tail count's and the spread test's
-    min_attainable_p: float
+    # the test's: with a reference, the tail count's and the spread test's; None where the count is
+    # withheld and there is no spread test
+    p_value: float | None
+    min_attainable_p: float | None
     spread: SpreadOutcome | None  # with a reference
+    withheld: bool = False  # a minority null: no flags, no tail count (``stats.bulk.minority``)
 
     @property
     def carried(self) -> bool:
         """The spread test gave the p-value, with at least a small effect (``stats.spread.carries``)."""
         spread = self.spread
-        return spread is not None and carries(self.tail.p_value, spread.p_value, spread.correlation)
+        return spread is not None and carries(
+            self.tail.p_value, spread.p_value, spread.correlation, self.withheld
+        )
+
+    @property
+    def flags(self) -> np.ndarray:
+        return np.zeros_like(self.tail.flags) if self.withheld else self.tail.flags
 
 
 def rejudged(report: Report, x: np.ndarray, twins: np.ndarray, tables: Path | None = None) -> Rejudged:
     """The product's bulk test on these scores, its p-value and the smallest it allows: with a
     reference, the spread test against the first twins beside the tail count (``pipeline/runners.py``)."""
     now = bulk_tail_test(x, BULK_SIMULATIONS, tables=tables)
+    withheld = minority(now.fit)
     if report.reference.status != "used":
+        if withheld:
+            return Rejudged(now, None, None, None, True)
         return Rejudged(now, now.p_value, now.min_attainable_p, None)
     paired = np.isfinite(twins)  # as the product: the questions with a scored twin
     spread = spread_test(x[paired], twins[paired], report.settings.permutations, report.settings.seed)
+    if withheld:
+        return Rejudged(now, spread.p_value, spread.min_attainable_p, spread, True)
     return Rejudged(now, *with_spread(now.p_value, now.min_attainable_p, spread), spread)
 
 
@@ -96,20 +110,24 @@ def main() -> None:
             if result.kind != "bulk" or result.null is None:
                 continue
             ids, flags_then, x, twins = scores_of(report, result)
-            now, p_now, min_p_now, spread = rejudged(report, x, twins)
-            flagged = int(now.flags.sum())
-            changed = flagged != result.n_flagged
+            again = rejudged(report, x, twins)
+            flagged = int(again.flags.sum())
+            changed = flagged != result.n_flagged or again.withheld
             mark = " **changed**" if changed else ""
+            count = "withheld" if again.withheld else f"{flagged}/{len(x)}"
+            rates = "withheld" if again.withheld and leaked else halves(ids, list(again.flags), leaked)
             tests_table.append(
-                f"| {audit} | {result.name} | {result.n_flagged}/{result.n} | {flagged}/{len(x)}{mark} | "
-                f"{halves(ids, flags_then, leaked)} | {halves(ids, list(now.flags), leaked)} | "
-                f"{result.p_value:.2g} | {p_now:.2g} |"
+                f"| {audit} | {result.name} | {result.n_flagged}/{result.n} | {count}{mark} | "
+                f"{halves(ids, flags_then, leaked)} | {rates} | "
+                f"{p_text(result.p_value)} | {p_text(again.p_value)} |"
             )
-            result.n_flagged, result.flag_rate = flagged, flagged / len(x)
-            result.p_value, result.min_attainable_p = p_now, min_p_now
-            result.null.tail_p_value = now.p_value  # what the verdict's rule reads
-            result.null.spread_p_value = None if spread is None else spread.p_value
-            result.null.spread_correlation = None if spread is None else spread.correlation
+            result.n_flagged = flagged
+            result.flag_rate = None if again.withheld else flagged / len(x)
+            result.p_value, result.min_attainable_p = again.p_value, again.min_attainable_p
+            result.null.tail_p_value = again.tail.p_value  # what the verdict's rule reads
+            result.null.spread_p_value = None if again.spread is None else again.spread.p_value
+            result.null.spread_correlation = None if again.spread is None else again.spread.correlation
+            result.null.count_withheld = again.withheld
         judgement = judge(report.tests, report.settings.alpha)
         for result in report.tests:
             result.status = judgement.statuses[result.name]
@@ -144,6 +162,10 @@ def saved_audits(folders: Iterable[Path], pattern: str = "*.json") -> Iterator[A
         leaked = set(split["leaked"]) if split else set()
         for path in sorted(folder.glob(pattern)):
             yield folder, path, Report.model_validate_json(path.read_text()), leaked
+
+
+def p_text(p: float | None) -> str:
+    return "none" if p is None else f"{p:.2g}"
 
 
 def value(index: float | None) -> str:

@@ -40,9 +40,9 @@ class Outcome:
     """A likelihood test on a subset of the questions, as the verdict rule reads it."""
 
     name: str
-    p_value: float
-    min_attainable_p: float
-    flag_rate: float
+    p_value: float | None  # None: a minority null's count withheld, and no spread test
+    min_attainable_p: float | None
+    flag_rate: float | None
     tail_fitted: bool
     aggregate_evidence: bool  # the spread test against the twins gave the p-value
     kind: str = "bulk"
@@ -61,7 +61,7 @@ def outcome_of(name: str, judged: Rejudged) -> Outcome:
         name,
         judged.p_value,
         judged.min_attainable_p,
-        float(np.mean(tail.flags)),
+        None if judged.withheld else float(np.mean(tail.flags)),
         tail.fit.components > 1,
         judged.carried,
     )

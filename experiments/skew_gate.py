@@ -98,7 +98,7 @@ def verdicts(
             for rule, judged in enumerate(both_rules(report, x[keep], twins[keep], tables)):
                 drawn[rule].append(outcome_of(name, judged))
                 if leaked and unseen.any():
-                    held_out[rule] = max(held_out[rule], float(np.mean(judged.tail.flags[unseen])))
+                    held_out[rule] = max(held_out[rule], float(np.mean(judged.flags[unseen])))
         for rule in (0, 1):
             counts[rule][judge(drawn[rule], report.settings.alpha).code] += 1
     return list(zip(counts, held_out, strict=True))

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from contamcheck.pipeline.assemble import MINORITY_BULK
 from contamcheck.stats import bulk
+from contamcheck.stats.bulk import minority
 
 DRAWS = 200
 SHAPES = ((59, 73, 1.26, 0.4), (90, 110, 1.0, 0.4))  # lower count, upper count, upper centre, upper sd
@@ -37,7 +37,7 @@ def main() -> None:
             share_now, fit = flag_share(values, bulk.TAIL_BEYOND)
             before += share_before > 0.1
             now += share_now > 0.1
-            unmarked += share_now > 0.1 and not (fit.components == 2 and fit.bulk_share < MINORITY_BULK)
+            unmarked += share_now > 0.1 and not minority(fit)
         shape = f"{low} from N(0, 1) + {high} from N({centre}, {sd})"
         print(f"| {shape} | {before}/{DRAWS} | {now}/{DRAWS} | {unmarked}/{DRAWS} |")
 

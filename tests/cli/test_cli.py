@@ -83,7 +83,7 @@ def test_fail_on_evidence_and_inconclusive_stays_4(capsys):
 def test_json_goes_to_stdout_only(capsys):
     code, out, err = run(capsys, CHEATER, "sample", *FAST, "--json")
     report = json.loads(out)
-    assert report["schema_version"] == "1.1" and report["verdict"]["exit_code"] == code == 1
+    assert report["schema_version"] == "1.2" and report["verdict"]["exit_code"] == code == 1
     assert err == ""
 
 
@@ -165,7 +165,9 @@ def test_absurd_rows_are_refused_or_left_alone(capsys, tmp_path):
         for i in range(25)
     )
     code, _, err = run(capsys, "fake:clean", write(tmp_path, "huge.jsonl", rows), "--tests", "min-k", "-q")
-    assert code in (0, 1) and err == ""  # audited (was an "Internal error" exit 3)
+    # audited (was an "Internal error" exit 3); 25 near-copies fit a null of 32% of them, too few to be
+    # one, so min-k can't judge: inconclusive, where before 2026-12-05 it called a clean model "likely"
+    assert code in (0, 4) and err == ""
 
 
 def test_malformed_and_empty_files(capsys, tmp_path):

@@ -10,6 +10,7 @@ from contamcheck.benchmarks import Item
 from contamcheck.controls import Controls
 from contamcheck.pipeline import assemble
 from contamcheck.report.model import ReferenceInfo
+from contamcheck.stats.bulk import BulkFit, minority
 
 MINORITY = "of the questions. Either"
 
@@ -18,7 +19,9 @@ def _with_null(report: Report, share: float, components: int) -> list[str]:
     tests = []
     for result in report.tests:
         if result.null is not None:
-            null = result.null.model_copy(update={"bulk_share": share, "components": components})
+            withheld = minority(BulkFit(result.null.centre, result.null.scale, share, components))
+            update = {"bulk_share": share, "components": components, "count_withheld": withheld}
+            null = result.null.model_copy(update=update)
             result = result.model_copy(update={"null": null})
         tests.append(result)
     return assemble.caveats(tests, report.reference, Controls(kind="twins", items=()))

@@ -12,13 +12,8 @@ from ..controls import Controls
 from ..evidence.engine import EngineStats, EvidenceEngine
 from ..report.advice import more_questions_caveat
 from ..report.model import ControlInfo, EvidenceUse, ReferenceInfo, TestResult
+from ..stats.bulk import MINORITY_BULK
 from ..stats.verdict import listed
-
-# A null this small is more often a mis-fit than a majority leak. Measured (docs/VALIDATION.md):
-# benchmarks half leaked fit nulls of 43-61% of their questions on the tuning split (seed 1), while
-# a wide bulk split in the wrong place (HumanEval, seed 0) fit one of 31%, which flagged 40% of the
-# questions that model never saw. The flags alone can't tell the two apart.
-MINORITY_BULK = 0.4
 
 VERSIONED_PACKAGES = ("numpy", "scipy", "torch", "transformers", "tokenizers", "gguf", "rouge-score")
 
@@ -82,17 +77,14 @@ def caveats(results: list[TestResult], reference: ReferenceInfo, controls: Contr
             "the null is not known to hold for a model that never saw the benchmark (each test's "
             "calibration says why), so it is shown and does not move the verdict."
         )
-    minority = [
-        r.name
-        for r in results
-        if r.null is not None and r.null.components == 2 and r.null.bulk_share < MINORITY_BULK
-    ]
+    minority = [r.name for r in results if r.null is not None and r.null.count_withheld]
     if minority:
         notes.append(
-            f"{', '.join(minority)}: the never-seen bulk holds under {MINORITY_BULK:.0%} of the questions. "
-            "Either most of the benchmark stands out, or the scores have a second bump for another reason "
-            "(two kinds of question) and part of the bulk is flagged with the tail: read single flags, "
-            "and a verdict that rests on these tests alone, with care."
+            f"{listed(minority)}: the never-seen bulk holds under {MINORITY_BULK:.0%} of the questions. "
+            "Either most of the benchmark stands out, or the scores are skewed and the fit split them in "
+            "the wrong place, and their shape can't tell which; so no question is flagged there and the "
+            "tail count is not used (a reference's spread test still is). Completion, which needs no "
+            "null, sees a benchmark seen mostly; --control judges against questions of the same kind."
         )
     shift = whole_benchmark_caveat(results)
     if shift:

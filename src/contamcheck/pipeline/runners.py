@@ -29,7 +29,14 @@ from ..methods.guided import Guided
 from ..report.model import BulkNull, ItemRecord, ItemTestResult, ShardResult, TestResult
 from ..stats import label_permutation_test, sign_flip_test
 from ..stats import wilson_interval as wilson
-from ..stats.bulk import MIN_QUESTIONS, bulk_tail_test, memorised_probability, twin_check
+from ..stats.bulk import (
+    MIN_QUESTIONS,
+    MINORITY_BULK,
+    bulk_tail_test,
+    memorised_probability,
+    minority,
+    twin_check,
+)
 from ..stats.flags import FlagOutcome
 from ..stats.spread import SpreadOutcome, spread_test, with_spread
 
@@ -234,10 +241,12 @@ def _bulk_result(
     # One simulated null per number of questions, shared by the tests (seed 0): it is a reference
     # table of the procedure, not a draw that should differ between tests.
     outcome = bulk_tail_test(originals, BULK_SIMULATIONS, tables=tables)
-    memorised = memorised_probability(originals, outcome.fit)
+    # A null holding a minority of the questions can't be told from a mis-fit: no flags, no count.
+    withheld = minority(outcome.fit)
+    memorised = None if withheld else memorised_probability(originals, outcome.fit)
     for index, (item_id, flagged) in enumerate(zip(used_ids, outcome.flags, strict=True)):
         entry = items[item_id].tests[name]
-        entry.flagged = bool(flagged)
+        entry.flagged = None if withheld else bool(flagged)
         # to four places: a probability under a fitted model, not a measurement to 1e-300
         entry.p_memorised = None if memorised is None else round(float(memorised[index]), 4)
     spread: SpreadOutcome | None = None
@@ -262,14 +271,17 @@ def _bulk_result(
         tail_p_value=outcome.p_value,
         spread_correlation=None if spread is None else spread.correlation,
         spread_p_value=None if spread is None else spread.p_value,
+        count_withheld=withheld,
     )
+    result.mean_difference = float(preference.mean())
+    result.median_difference = float(np.median(preference))
+    if withheld:
+        return _withheld_result(result, len(originals), outcome.fit.bulk_share, spread)
     _fill_flag_statistics(result, len(originals), outcome)
     if spread is not None:
         result.p_value, result.min_attainable_p = with_spread(
             outcome.p_value, outcome.min_attainable_p, spread
         )
-    result.mean_difference = float(preference.mean())
-    result.median_difference = float(np.median(preference))
     tail = (
         f"beyond it, at least {outcome.tail_share_low:.0%} of the questions (95% lower bound)"
         if outcome.tail_share_low > 0
@@ -293,6 +305,32 @@ def _bulk_result(
             f"{spread.correlation:+.2f}, p = {spread.p_value:.2g}. The tail count alone: "
             f"p = {outcome.p_value:.2g}; the test's p-value is twice the smaller."
         )
+    return result
+
+
+def _withheld_result(result: TestResult, n: int, share: float, spread: SpreadOutcome | None) -> TestResult:
+    """A bulk test whose null holds a minority of the questions (``stats.bulk.minority``): no flags
+    and no tail count. With a reference the spread test, which needs no null, is the test's p-value
+    (one statistic, so not doubled); without one the test can't judge and says why."""
+    result.n = n
+    why = (
+        f"the never-seen bulk the fit found holds {share:.0%} of the questions, too few to be the null "
+        f"(under {MINORITY_BULK:.0%}): most of the benchmark may stand out, or the scores are skewed and "
+        "were split in the wrong place, and their shape can't tell which"
+    )
+    if spread is None:
+        result.skip_reason = (
+            f"{why}, so no question is flagged and the count is not used (--reference MODEL adds a "
+            "test that needs no null; completion sees a benchmark seen mostly)"
+        )
+        result.note = f"No flags: {why}."
+        return result
+    result.p_value, result.min_attainable_p = spread.p_value, spread.min_attainable_p
+    result.permutations = spread.swaps
+    result.note = (
+        f"No flags and no tail count: {why}. The test's p-value is the spread test's against the twins, "
+        f"which needs no null: rank correlation {spread.correlation:+.2f}, p = {spread.p_value:.2g}."
+    )
     return result
 
 

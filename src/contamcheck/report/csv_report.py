@@ -9,7 +9,8 @@ Columns, in order:
   ``<test>_twin2_score`` … (several twins), ``<test>_diff``, ``<test>_flagged``; the likelihood
   tests judged against the bulk (min-k, min-k++, zlib with twins) add ``<test>_p_memorised``, how
   likely the question is the tail's under the fitted mixture (empty where no tail was found, or
-  where the question was not scored: ``<test>_flagged`` empty too);
+  where the question was not scored: ``<test>_flagged`` empty too; where the fitted null held under
+  40% of the questions, ``<test>_flagged`` is empty for every question and the scores stay);
   ``completion`` adds ``completion_generated`` after its own columns;
 * ``guided`` compares with the general instruction instead of a twin: ``guided_score``,
   ``guided_general_score``, ``guided_diff``, ``guided_flagged``, ``guided_generated``,
@@ -89,7 +90,8 @@ def _test_columns(test: TestResult, twins: int) -> list[str]:
 
 
 def _test_values(test: TestResult, item: ItemRecord, twins: int) -> list[str]:
-    if test.status == "skipped":  # whatever was computed before the test gave up is no result
+    withheld = test.null is not None and test.null.count_withheld  # the scores stand, the flags don't
+    if test.status == "skipped" and not withheld:  # what was computed before it gave up is no result
         return [""] * len(_test_columns(test, twins))
     entry = item.tests.get(test.name) or ItemTestResult()
     if test.kind == "self-paired":

@@ -122,9 +122,26 @@ class SectionView:
     caption: str = ""
 
 
+BULK_CAPTION = (
+    "Each question's own score (filled). Questions the model never saw form one bulk (the grey "
+    "curve, fitted from below, since memorisation only lifts scores); memorised questions form "
+    "a tail above it. Questions right of the dashed line, the bulk's 95th percentile, are "
+    "flagged; about 5% of the bulk would be by chance, wherever the bulk sits. Where a tail "
+    "was found, the line moves up to where a question becomes four times as likely the "
+    "tail's as the bulk's (a local false discovery rate of 0.2), if that is higher."
+)
+WITHHELD_CAPTION = (
+    "Each question's own score (filled), and the bulk the fit found (the grey curve): it holds only "
+    "{share:.0%} of the questions, too few to be the null of questions never seen. Either most of the "
+    "benchmark stands out, or the scores are skewed and the fit split them in the wrong place; their "
+    "shape can't tell which, so no question is flagged."
+)
+
+
 def _test_view(report: Report, result: TestResult) -> SectionView:
     view = SectionView(result, *_facts(result))
-    if result.status == "skipped":
+    withheld = result.null is not None and result.null.count_withheld
+    if result.status == "skipped" and not withheld:
         return view
     salt = f"{report.tests.index(result)}-{result.name}"
     if result.kind == "aggregate":
@@ -157,14 +174,7 @@ def _test_view(report: Report, result: TestResult) -> SectionView:
             view.figure = Markup(
                 plots.bulk_histogram(scores, result.null, result.threshold, f"{result.name} score", salt)
             )
-            view.caption = (
-                "Each question's own score (filled). Questions the model never saw form one bulk (the grey "
-                "curve, fitted from below, since memorisation only lifts scores); memorised questions form "
-                "a tail above it. Questions right of the dashed line, the bulk's 95th percentile, are "
-                "flagged; about 5% of the bulk would be by chance, wherever the bulk sits. Where a tail "
-                "was found, the line moves up to where a question becomes four times as likely the "
-                "tail's as the bulk's (a local false discovery rate of 0.2), if that is higher."
-            )
+            view.caption = WITHHELD_CAPTION.format(share=result.null.bulk_share) if withheld else BULK_CAPTION
         return view
     differences = _values(benchmark, result.name, "diff")
     if not differences:
@@ -213,6 +223,19 @@ def _values(items: list[ItemRecord], test: str, attribute: str) -> list[float]:
 
 def _facts(result: TestResult) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
     lines = [("Calibration", _calibration(result))]
+    null = result.null
+    if null is not None and null.count_withheld:
+        withheld: list[tuple[str, str]] = [
+            ("Never-seen bulk", f"{format_percent(null.bulk_share)} of the questions: too few for the null"),
+            ("Flagged", "none: withheld"),
+        ]
+        if null.spread_p_value is not None and null.spread_correlation is not None:
+            spread = f"rank correlation {null.spread_correlation:+.2f}, p = {format_p(null.spread_p_value)}"
+            withheld += [
+                ("Spread against the twins", spread),
+                ("Holm-adjusted p", format_p(result.p_adjusted)),
+            ]
+        return withheld, lines
     if result.status == "skipped":
         return [], lines
     numbers: list[tuple[str, str]] = []
@@ -231,7 +254,6 @@ def _facts(result: TestResult) -> tuple[list[tuple[str, str]], list[tuple[str, s
         numbers.append(("Expected by chance", format_percent(result.expected_rate)))
     numbers.append(("p-value", format_p(result.p_value)))
     numbers.append(("Holm-adjusted p", format_p(result.p_adjusted)))
-    null = result.null
     if null is not None and null.spread_p_value is not None and null.spread_correlation is not None:
         spread = f"rank correlation {null.spread_correlation:+.2f}, p = {format_p(null.spread_p_value)}"
         numbers.append(("Spread against the twins", spread))

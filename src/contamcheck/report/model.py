@@ -13,7 +13,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ..stats.spread import carries
 
-SCHEMA_VERSION = "1.1"  # 1.1: a bulk test's tail (centre, scale) and each question's p_memorised
+SCHEMA_VERSION = "1.2"  # 1.1: a bulk test's tail (centre, scale) and each question's p_memorised;
+# 1.2: a bulk test's count_withheld (a null holding under 40% of the questions)
 
 Status = Literal["fail", "warn", "pass", "skipped"]
 VerdictCode = Literal["likely", "evidence", "inconclusive", "clean"]
@@ -98,6 +99,11 @@ class BulkNull(_Model):
     tail_p_value: float | None = Field(
         default=None, description="p-value of the flag count alone (the tail beyond the bulk)"
     )
+    count_withheld: bool = Field(
+        default=False,
+        description="the fitted null holds under 40% of the questions, too few to be the null: no "
+        "question is flagged and the tail count is not used (only the spread test, with a reference)",
+    )
     spread_correlation: float | None = Field(
         default=None,
         description="with a reference: rank correlation of original + twin with original - twin "
@@ -154,7 +160,9 @@ class TestResult(_Model):
         if self.kind == "aggregate":
             return True
         null = self.null
-        return null is not None and carries(null.tail_p_value, null.spread_p_value, null.spread_correlation)
+        return null is not None and carries(
+            null.tail_p_value, null.spread_p_value, null.spread_correlation, null.count_withheld
+        )
 
 
 class ItemTestResult(_Model):

@@ -80,11 +80,18 @@ def _correlations(signs: np.ndarray, diff: np.ndarray, weighted: np.ndarray, squ
     return (signs @ weighted) / (n * spread)
 
 
-def carries(tail_p: float | None, spread_p: float | None, correlation: float | None) -> bool:
+def carries(
+    tail_p: float | None, spread_p: float | None, correlation: float | None, count_withheld: bool = False
+) -> bool:
     """Whether the spread test, not the tail count, gave a bulk test its p-value, with at least a
     small effect: the test's evidence is then a whole-benchmark statistic (as for an aggregate test),
-    and its flag rate, which the tail count makes, says nothing about how strong it is."""
-    if tail_p is None or spread_p is None or correlation is None:
+    and its flag rate, which the tail count makes, says nothing about how strong it is. Where the
+    count was withheld (a minority null, ``stats.bulk.minority``), the spread test is all there is."""
+    if spread_p is None or correlation is None:
+        return False
+    if count_withheld:
+        return correlation >= SMALL_EFFECT
+    if tail_p is None:
         return False
     return spread_p <= tail_p and correlation >= SMALL_EFFECT
 

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from typing import Literal, Protocol
 
 from ..config import MAX_PERMUTATIONS
-from .bulk import MIN_QUESTIONS
+from .bulk import MIN_QUESTIONS, MINORITY_BULK
 from .flags import EXPECTED_RATE
 from .multiple import holm
 
@@ -247,7 +247,8 @@ def _uncalibrated_note(outcomes: Sequence[TestOutcome], adjusted: dict[str, floa
         return note + (
             "The calibrated tests were skipped (each says why): completion needs questions with "
             "numbers to make twins from (or --control with questions the model can't have seen), the "
-            f"likelihood tests at least {MIN_QUESTIONS} questions (-n), and guided, calibrated by "
+            f"likelihood tests at least {MIN_QUESTIONS} questions (-n) and a never-seen bulk of at least "
+            f"{MINORITY_BULK:.0%} of them, and guided, calibrated by "
             "--control, a model that follows its instructions."
         )
     return note + "Run the calibrated tests too: leave out --tests, or name them in it."
