@@ -5,7 +5,8 @@ the folders: a clean model's scores over all questions, a contaminated model's o
 half (the split beside the folder says which), each likelihood test's skewness (the moment
 estimate, standard error about sqrt(6 / n)) and Bowley's quartile skewness (robust to a few
 outliers), then per test and setting the median and range over the audits; and every never-seen
-set of which a test flags more than 10% under the current rule (the audit's scores fitted again),
+set of which more than 10% lie above a test's threshold under the current rule (the audit's scores
+fitted again; "withheld" where the fitted null holds under 40% of the questions and flags nothing),
 with its skewness and the fitted null. An audit counts once: a base model in a reference setting
 (its own reference, so no reference) and a rebuilt model whose scores repeat another audit's
 (within a hundredth of their SD, in any order: the seed-0 models built twice, the untouched
@@ -26,7 +27,7 @@ from reanalyse import saved_audits, scores_of
 from scipy.stats import skew
 from validate import SETTINGS as VALIDATE_SETTINGS
 
-from contamcheck.stats.bulk import fit_bulk, threshold_of
+from contamcheck.stats.bulk import fit_bulk, minority, threshold_of
 
 BULK_TESTS = ("min-k", "min-k++", "zlib")
 # the control setting judges against the controls, not the bulk
@@ -77,9 +78,10 @@ def main(argv: list[str] | None = None) -> None:
             fit = fit_bulk(values)
             flagged = float(np.mean(never_seen > threshold_of(fit)))
             if flagged > 0.1:
+                shown = "withheld" if minority(fit) else f"{flagged:.0%}"  # a minority null flags nothing
                 overflagged.append(
-                    f"| {label} | {result.name} | {flagged:.0%} | {moment:+.2f} | "
-                    f"{fit.components} | {fit.bulk_share:.2f} |"
+                    f"| {label} | {result.name} | {shown} (above the threshold: {flagged:.0%}) | "
+                    f"{moment:+.2f} | {fit.components} | {fit.bulk_share:.2f} |"
                 )
     print("| test | setting | audits | skewness: median (range) | Bowley: median (range) | most skewed |")
     print("|---|---|---|---|---|---|")
@@ -97,7 +99,10 @@ def main(argv: list[str] | None = None) -> None:
                 f"({quartiles.min():+.2f} to {quartiles.max():+.2f}) | {worst[2]}: {worst[0]:+.2f} |"
             )
     print()
-    print("Never-seen sets of which a test flags more than 10% under the current rule:")
+    print(
+        "Never-seen sets of which more than 10% lie above a test's threshold under the current rule "
+        "(withheld: the fitted null holds under 40% of the questions, so nothing is flagged):"
+    )
     print()
     print("| audit | test | flagged | skewness | components | bulk share |")
     print("|---|---|---|---|---|---|")

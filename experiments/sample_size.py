@@ -46,6 +46,7 @@ class Outcome:
     tail_fitted: bool
     aggregate_evidence: bool  # the spread test against the twins gave the p-value
     kind: str = "bulk"
+    count_withheld: bool = False
     calibrated: bool = True
     expected_rate: float = EXPECTED_RATE
 
@@ -64,6 +65,7 @@ def outcome_of(name: str, judged: Rejudged) -> Outcome:
         None if judged.withheld else float(np.mean(tail.flags)),
         tail.fit.components > 1,
         judged.carried,
+        count_withheld=judged.withheld,
     )
 
 

@@ -19,6 +19,7 @@ class Outcome:
     kind: str = "paired"
     expected_rate: float = 0.05
     spread_carried: bool = False  # a bulk test whose p-value the spread test against the twins gave
+    count_withheld: bool = False  # a bulk test whose null held a minority of the questions
 
     @property
     def aggregate_evidence(self) -> bool:
@@ -162,3 +163,19 @@ def test_a_bulk_test_carried_by_the_spread_test_fails_on_p_alone():
 )
 def test_exit_codes(code, fail_on, expected):
     assert exit_code(code, fail_on) == expected
+
+
+def test_a_test_that_could_not_judge_makes_a_quiet_audit_inconclusive():
+    """A minority null: most of the benchmark may stand out, so silence elsewhere is not "clean"."""
+    quiet = [Outcome("completion", p_value=0.6), Outcome("zlib", kind="bulk", p_value=0.7)]
+    withheld = Outcome("min-k", kind="bulk", p_value=None, flag_rate=None, count_withheld=True)
+    judged = judge([*quiet, withheld], alpha=0.001)
+    assert judged.code == "inconclusive" and judged.statuses["min-k"] == "skipped"
+    assert "min-k could not judge" in judged.explanation and "under 40%" in judged.explanation
+    assert judge(quiet, alpha=0.001).code == "clean"
+    spread = Outcome("min-k", kind="bulk", p_value=0.4, flag_rate=None, count_withheld=True)
+    assert judge([*quiet, spread], alpha=0.001).code == "clean"  # a reference's spread test judged it
+    found = judge([Outcome("completion", p_value=1e-6, flag_rate=0.4), withheld], alpha=0.001)
+    assert found.code == "likely"  # another test's evidence stands
+    some = judge([Outcome("completion", p_value=0.004, flag_rate=0.12), withheld], alpha=0.001)
+    assert some.code == "evidence"

@@ -323,7 +323,6 @@ def _withheld_result(result: TestResult, n: int, share: float, spread: SpreadOut
             f"{why}, so no question is flagged and the count is not used (--reference MODEL adds a "
             "test that needs no null; completion sees a benchmark seen mostly)"
         )
-        result.note = f"No flags: {why}."
         return result
     result.p_value, result.min_attainable_p = spread.p_value, spread.min_attainable_p
     result.permutations = spread.swaps

@@ -164,6 +164,11 @@ class TestResult(_Model):
             null.tail_p_value, null.spread_p_value, null.spread_correlation, null.count_withheld
         )
 
+    @property
+    def count_withheld(self) -> bool:
+        """A bulk test whose fitted null held a minority of the questions: no flags, no tail count."""
+        return self.null is not None and self.null.count_withheld
+
 
 class ItemTestResult(_Model):
     score: float | None = None

@@ -78,6 +78,11 @@ class TestOutcome(Protocol):
         """The p-value rests on a whole-benchmark statistic, so its flag rate says nothing of its strength."""
         ...
 
+    @property
+    def count_withheld(self) -> bool:
+        """A bulk test whose fitted null held a minority of the questions (``stats.bulk.minority``)."""
+        ...
+
 
 @dataclass(frozen=True)
 class Judgement:
@@ -190,6 +195,22 @@ def judge(outcomes: Sequence[TestOutcome], alpha: float) -> Judgement:
             VERDICT_LABELS["evidence"],
             f"{listed(suspicious)} went beyond chance (adjusted p < {WARN_LEVEL}), "
             f"but not enough to call the model contaminated.{note}",
+            adjusted,
+            statuses,
+        )
+    # with a reference the spread test still judged it (a p-value); without one it could not
+    withheld = [o.name for o in outcomes if o.calibrated and o.count_withheld and o.p_value is None]
+    if withheld:
+        one = len(withheld) == 1
+        return Judgement(
+            "inconclusive",
+            VERDICT_LABELS["inconclusive"],
+            f"No {'calibrated ' if uncalibrated else ''}test went beyond chance, but {listed(withheld)} "
+            f"could not judge: {'its' if one else 'their'} scores fit a never-seen bulk of under "
+            f"{MINORITY_BULK:.0%} of the questions, so either most of the benchmark stands out or the "
+            "scores are skewed, and the tests that ran can't tell which. Completion sees a benchmark "
+            "seen mostly when it was seen often; --reference MODEL or --control FILE can judge it."
+            f"{not_counted}",
             adjusted,
             statuses,
         )
