@@ -73,11 +73,12 @@ LOCAL_FDR = 0.2
 # it, whose flags would be right) or a skewed clean bulk was split in the wrong place (whose flags
 # and count are false), and the scores' shape alone can't tell which. Measured on simulated scores
 # (experiments/minority_null.py): every false detection of the left-skewed clean shape measured on
-# a tuning split's similar-code model came with such a null (33 of 100 draws at p < 0.001), and
-# none of the benchmarks half memorised at 3-4 SDs (2 of 300 draws). So the count and the flags
-# are withheld there (``minority``): at that share the test can't judge; the cost, measured on the
-# same draws, is most majority leaks, which completion (exact recall) and a reference's spread test
-# are left to see. The tuning splits (seeds 1 and 2) fitted no null between 30% and 40%.
+# a tuning split's similar-code model came with such a null (33 of 100 draws at p < 0.001), and 2
+# of 300 draws of benchmarks half memorised (2-4 SDs up) did. So the count and the flags are
+# withheld there (``minority``): at that share the test can't judge. The cost, measured on the same
+# draws, is most majority leaks, left to completion (exact recall) and a reference's spread test;
+# on real one-pass audits with a reference, some right verdicts reached through flags of which
+# 10-16% were of never-seen questions (docs/METHODS.md, "A minority null is no null").
 MINORITY_BULK = 0.4
 
 
