@@ -3,11 +3,12 @@
 Efron's empirical null assumes the never-seen questions are the majority. The bulk null allows a
 lower component down to 30% (``MIN_BULK_SHARE``), and the report's caveat marks one under 40%
 (``MINORITY_BULK``). This measures, on simulated scores where the truth is known, what a test
-whose null holds under 40% says: for clean but skewed bulks (the shapes measured on the tuning
-splits' similar-text models) and for benchmarks with a share of questions memorised, how often
-the tail count reaches p < 0.001, how often the null is a minority, and how many questions are
-flagged. A rule that withholds a minority null's count and flags would keep the first column's
-detections only where the null is a majority ("kept").
+whose null holds under 40% says: for clean but skewed bulks (the shape measured on HumanEval's
+tuning split's similar-code model, a milder one, right-skewed gammas) and for benchmarks with a
+share of questions memorised, how often the tail count reaches p < 0.001, how often the null is a
+minority, and how many questions are flagged (never-seen ones over all draws, and in the minority
+fits alone: what the rule of 2026-12-05 withholds). "Kept": p < 0.001 with a majority null, what
+that rule still counts.
 
     python experiments/minority_null.py --draws 100
 """
@@ -89,13 +90,14 @@ def main(argv: list[str] | None = None) -> None:
     )
     print(
         "| scores | p < alpha | minority null | kept | over 10% flagged | memorised flagged (median) "
-        "| never-seen flagged (median) |"
+        "| never-seen flagged (median) | never-seen flagged, minority fits (median) |"
     )
-    print("|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|")
     for label, draw in SHAPES:
         caught = minorities = kept = over = 0
         tail_rates: list[float] = []
         rest_rates: list[float] = []
+        minority_rest: list[float] = []  # what the rule withholds: never-seen flags in minority fits
         for seed in range(args.draws):
             values, memorised = draw(np.random.default_rng(seed))
             outcome = bulk_tail_test(values, BULK_SIMULATIONS)
@@ -108,10 +110,13 @@ def main(argv: list[str] | None = None) -> None:
             if memorised.any():
                 tail_rates.append(float(outcome.flags[memorised].mean()))
             rest_rates.append(float(outcome.flags[~memorised].mean()))
+            if small:
+                minority_rest.append(float(outcome.flags[~memorised].mean()))
         tail = f"{np.median(tail_rates):.0%}" if tail_rates else ""
+        withheld = f"{np.median(minority_rest):.0%}" if minority_rest else ""
         print(
             f"| {label} | {caught}/{args.draws} | {minorities}/{args.draws} | {kept}/{args.draws} | "
-            f"{over}/{args.draws} | {tail} | {np.median(rest_rates):.0%} |"
+            f"{over}/{args.draws} | {tail} | {np.median(rest_rates):.0%} | {withheld} |"
         )
 
 

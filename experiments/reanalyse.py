@@ -37,7 +37,8 @@ def scores_of(report: Report, result: TestResult) -> tuple[list[str], list[bool]
     ids, flags, values, twins = [], [], [], []
     for item in report.items:
         entry = item.tests.get(result.name)
-        if item.is_control or entry is None or entry.score is None:
+        # as the product: a question counts where its score and its twins' gave a difference
+        if item.is_control or entry is None or entry.score is None or entry.diff is None:
             continue
         ids.append(item.id)
         flags.append(bool(entry.flagged))  # None: not flagged, or withheld (a minority null)

@@ -102,11 +102,13 @@ def main(argv: list[str] | None = None) -> None:
                 verdicts[judge([*drawn, *others], report.settings.alpha).code] += 1
             medians = []
             for t, result in enumerate(tests):
-                ps = [r[t].p_value for r in results]
+                ps = [r[t].p_value for r in results if r[t].p_value is not None]
+                withheld = np.mean([r[t].p_value is None for r in results])  # a minority null, no reference
                 fitted = np.mean([r[t].tail_fitted for r in results])
                 medians.append(
-                    f"{result.name} {np.median(ps):.2g}"
+                    f"{result.name} {np.median(ps) if ps else float('nan'):.2g}"
                     + (f" (tail fitted in {fitted:.0%})" if fitted else "")
+                    + (f" (could not judge in {withheld:.0%})" if withheld else "")
                 )
             shares = ", ".join(
                 f"{VERDICT_LABELS[code].lower()} {verdicts[code] / draws:.0%}"

@@ -35,3 +35,27 @@ def test_a_published_report_reads_back(path: Path):
     report = read_report(path)
     assert report.items and report.tests
     assert json.loads(path.read_text(encoding="utf-8"))["schema_version"] == report.schema_version
+
+
+@pytest.mark.parametrize(
+    ("version", "message"),
+    [("1.1", None), ("1.9", "newer than this contamcheck reads"), ("2.0", "Re-run the audit")],
+)
+def test_an_older_minor_schema_reads_and_a_newer_one_says_to_upgrade(tmp_path: Path, version, message):
+    """1.1 reports lack count_withheld (added in 1.2) and read with it False; a newer schema's
+    fields are unknown here, so it is refused with what to do, not a validation error."""
+    from contamcheck.errors import InputError
+
+    data = json.loads((ROOT / "docs" / "example" / "report.json").read_text(encoding="utf-8"))
+    data["schema_version"] = version
+    for test in data["tests"]:
+        if test.get("null") and version == "1.1":
+            del test["null"]["count_withheld"]
+    path = tmp_path / "report.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    if message is None:
+        report = read_report(path)
+        assert all(t.null is None or not t.null.count_withheld for t in report.tests)
+    else:
+        with pytest.raises(InputError, match=message):
+            read_report(path)

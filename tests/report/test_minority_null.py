@@ -102,3 +102,43 @@ def test_every_output_says_no_flags(alone: Report, with_reference: Report) -> No
     rows = list(csv.DictReader(io.StringIO(to_csv(alone))))
     scored = [row for row in rows if row["min-k_score"]]
     assert scored and all(row["min-k_flagged"] == "" for row in scored)
+
+
+def test_a_quiet_audit_with_a_test_that_could_not_judge_is_inconclusive(tmp_path: Path) -> None:
+    """80 questions that differ only in their numbers: min-k, by the scripted clean model, fits a
+    never-seen bulk of under 40% of them; min-k++ and zlib find nothing. Before 2026-12-05 the
+    same shape read "likely contaminated" (tests/cli/test_cli.py); silence elsewhere is not "clean"."""
+    rows = [
+        {"question": f"Tom has {12 + i} apples and {'9' * 50} pears and {13 + 7 * i} plums. How many?"}
+        for i in range(80)
+    ]
+    near = write_jsonl(tmp_path / "near.jsonl", rows)
+    report = quick_audit("fake:clean", near, tests=["min-k", "min-k++", "zlib"])
+    assert _withheld(report) == ["min-k"], [(t.name, t.null) for t in report.tests]
+    assert [t.status for t in report.tests if t.name != "min-k"] == ["pass", "pass"]
+    assert report.verdict.code == "inconclusive" and report.verdict.exit_code == 4
+    assert "min-k could not judge" in report.verdict.explanation
+    assert report.index.value is None and "could not judge" in report.index.explanation
+
+
+def test_a_withheld_test_survives_the_json_round_trip(with_reference: Report, tmp_path: Path) -> None:
+    from contamcheck.report.io import read_report, to_json
+
+    path = tmp_path / "report.json"
+    path.write_text(to_json(with_reference), encoding="utf-8")
+    again = read_report(path)
+    assert _withheld(again) == _withheld(with_reference) != []
+    assert to_html(again) == to_html(with_reference) and to_csv(again) == to_csv(with_reference)
+
+
+def test_a_withheld_test_is_not_called_one_bulk_nor_its_questions_unscored(with_reference: Report) -> None:
+    from contamcheck.pipeline.assemble import whole_benchmark_caveat
+
+    quiet = [t.model_copy(update={"status": "pass"}) if t.kind == "bulk" else t for t in with_reference.tests]
+    note = whole_benchmark_caveat(quiet)
+    withheld = _withheld(with_reference)
+    others = [t.name for t in quiet if t.kind == "bulk" and t.name not in withheld]
+    assert note is not None and all(name not in note.split(".")[0] for name in withheld), note
+    assert all(name in note for name in others)
+    html = to_html(with_reference)
+    assert '<span class="flag-no">withheld</span>' in html  # the most familiar questions' table

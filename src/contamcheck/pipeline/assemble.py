@@ -13,7 +13,7 @@ from ..evidence.engine import EngineStats, EvidenceEngine
 from ..report.advice import more_questions_caveat
 from ..report.model import ControlInfo, EvidenceUse, ReferenceInfo, TestResult
 from ..stats.bulk import MINORITY_BULK
-from ..stats.verdict import listed
+from ..stats.verdict import MINORITY_REMEDY, listed
 
 VERSIONED_PACKAGES = ("numpy", "scipy", "torch", "transformers", "tokenizers", "gguf", "rouge-score")
 
@@ -77,14 +77,14 @@ def caveats(results: list[TestResult], reference: ReferenceInfo, controls: Contr
             "the null is not known to hold for a model that never saw the benchmark (each test's "
             "calibration says why), so it is shown and does not move the verdict."
         )
-    minority = [r.name for r in results if r.null is not None and r.null.count_withheld]
+    minority = [r.name for r in results if r.count_withheld]
     if minority:
+        spread = " (with a reference, the spread test against the twins still is)"
         notes.append(
             f"{listed(minority)}: the never-seen bulk holds under {MINORITY_BULK:.0%} of the questions. "
             "Either most of the benchmark stands out, or the scores are skewed and the fit split them in "
             "the wrong place, and their shape can't tell which; so no question is flagged there and the "
-            "tail count is not used (a reference's spread test still is). Completion, which needs no "
-            "null, sees a benchmark seen mostly; --control judges against questions of the same kind."
+            f"tail count is not used{spread if reference.status == 'used' else ''}. {MINORITY_REMEDY}"
         )
     shift = whole_benchmark_caveat(results)
     if shift:
@@ -108,7 +108,8 @@ def whole_benchmark_caveat(results: list[TestResult]) -> str | None:
     Said when bulk tests ran and none found more than chance; exact recall (completion) is the one
     test that can tell the two apart, so the note says what it found.
     """
-    bulk = [r for r in results if r.kind == "bulk" and r.status != "skipped"]
+    # a test whose null held a minority of the questions found no "one bulk": it says nothing here
+    bulk = [r for r in results if r.kind == "bulk" and r.status != "skipped" and not r.count_withheld]
     if not bulk or any(r.status != "pass" for r in bulk):
         return None
     completion = next((r for r in results if r.name == "completion"), None)

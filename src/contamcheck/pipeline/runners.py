@@ -39,6 +39,7 @@ from ..stats.bulk import (
 )
 from ..stats.flags import FlagOutcome
 from ..stats.spread import SpreadOutcome, spread_test, with_spread
+from ..stats.verdict import MINORITY_REMEDY
 
 BULK_SIMULATIONS = 2000
 BULK_NULL = (
@@ -319,10 +320,7 @@ def _withheld_result(result: TestResult, n: int, share: float, spread: SpreadOut
         "were split in the wrong place, and their shape can't tell which"
     )
     if spread is None:
-        result.skip_reason = (
-            f"{why}, so no question is flagged and the count is not used (--reference MODEL adds a "
-            "test that needs no null; completion sees a benchmark seen mostly)"
-        )
+        result.skip_reason = f"{why}, so no question is flagged and the count is not used. {MINORITY_REMEDY}"
         return result
     result.p_value, result.min_attainable_p = spread.p_value, spread.min_attainable_p
     result.permutations = spread.swaps

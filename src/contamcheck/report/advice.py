@@ -14,10 +14,11 @@ def more_questions_caveat(
 ) -> str | None:
     """With a reference, a likelihood test short of "likely" may settle on more questions: say so.
 
-    Measured (docs/VALIDATION.md, "How many questions?"): one pass over half of 600 GSM8K questions,
-    with the base as reference, read "some evidence" in 80% of 200-question subsets and "likely
-    contaminated" in 60% of 400-question ones and as a whole; without a reference no size helped,
-    so the note is only given with one. The terminal report prints it too, as the next step.
+    Measured (docs/VALIDATION.md, "How many questions?"; docs/validation/sample-size/subsets.md):
+    one pass over half of a GSM8K sample, with the base as reference, read "likely contaminated" in
+    11-42% of 200-question subsets, 33-94% of 400-question ones and every audit of 588 questions or
+    more (three splits of 600 and all 1,294); without a reference no size helped, so the note is
+    only given with one. The terminal report prints it too, as the next step.
     """
     unsettled = [r.name for r in results if r.kind == "bulk" and r.status == "warn"]
     settled = any(r.calibrated and r.status == "fail" for r in results)  # an uncalibrated fail is not counted
@@ -26,7 +27,8 @@ def more_questions_caveat(
     return (
         f"{listed(unsettled)} went beyond chance on {tested} of the benchmark's {testable} usable "
         "questions. With a reference these tests gain power with the questions: in our validation a "
-        "model that saw half of a GSM8K sample once read 'some evidence' in most 200-question audits "
-        "and 'likely contaminated' in most of 400 or more (docs/VALIDATION.md, \"How many "
-        f"questions?\"). To settle it, run again with -n {testable}; the cache keeps this run's work."
+        "model that saw half of a GSM8K sample once read 'likely contaminated' in 11-42% of "
+        "200-question audits, 33-94% of 400-question ones and every audit of 588 questions or more "
+        '(docs/VALIDATION.md, "How many questions?"). To settle it, run again with -n '
+        f"{testable}; the cache keeps this run's work."
     )

@@ -40,6 +40,7 @@ def to_html(report: Report) -> str:
         tests=tests,
         familiar=familiar,
         any_flagged=any_flagged,
+        withheld=[t.name for t in report.tests if t.count_withheld],
         control_file=report.control.kind == "file",
         index_meter=_index_meter(report),
         reproducibility=reproducibility(report),
@@ -229,6 +230,8 @@ def _facts(result: TestResult) -> tuple[list[tuple[str, str]], list[tuple[str, s
             ("Never-seen bulk", f"{format_percent(null.bulk_share)} of the questions: too few for the null"),
             ("Flagged", "none: withheld"),
         ]
+        if result.n_unscored:
+            lines.append(("Not scored", f"{result.n_unscored}: {result.unscored_reason or 'no score'}"))
         if null.spread_p_value is not None and null.spread_correlation is not None:
             spread = f"rank correlation {null.spread_correlation:+.2f}, p = {format_p(null.spread_p_value)}"
             withheld += [
@@ -297,6 +300,7 @@ class Comparison:
     difference: str
     flagged: bool | None
     memorised: str = ""  # bulk tests with a tail: how likely the question is the tail's
+    withheld: bool = False  # a bulk test whose null held a minority of the questions: no flags
 
 
 @dataclass
@@ -396,6 +400,7 @@ def _familiar(
                 difference=format_number(entry.diff),
                 flagged=entry.flagged,
                 memorised=_probability(entry.p_memorised),
+                withheld=test.count_withheld,
             )
         )
         if test.kind == "self-paired" and (entry.generated or entry.general_generated):

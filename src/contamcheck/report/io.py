@@ -85,6 +85,12 @@ def to_json(report: Report) -> str:
     return report.model_dump_json(indent=2) + "\n"
 
 
+def _minor(version: str) -> int:
+    """The minor part of a schema version ("1.2" -> 2; 0 where there is none or it is not a number)."""
+    parts = version.split(".")
+    return int(parts[1]) if len(parts) > 1 and parts[1].isdigit() else 0
+
+
 def read_report(path: str | Path) -> Report:
     """Load a saved JSON report, with clear errors for anything that isn't one."""
     source = Path(path).expanduser()
@@ -101,6 +107,11 @@ def read_report(path: str | Path) -> Report:
         raise InputError(
             f"{str(path)!r} has report schema {version or '(none)'}; this contamcheck reads "
             f"{SCHEMA_VERSION}. Re-run the audit with this version."
+        )
+    if _minor(version) > _minor(SCHEMA_VERSION):  # fields this version does not know
+        raise InputError(
+            f"{str(path)!r} has report schema {version}, newer than this contamcheck reads "
+            f"({SCHEMA_VERSION}): upgrade contamcheck (pip install -U contamcheck) to read it."
         )
     try:
         return Report.model_validate(data)

@@ -99,7 +99,8 @@ def bulk_histogram(scores: Sequence[float], null: Any, threshold: float | None, 
         width = edges[1] - edges[0]
         density = normal_pdf(grid, null.centre, null.scale)
         expected = density * width * len(values) * null.bulk_share
-        ax.plot(grid, expected, color=NULL_COLOUR, linewidth=1.4, label="null: the never-seen bulk")
+        name = "the bulk the fit found" if null.count_withheld else "null: the never-seen bulk"
+        ax.plot(grid, expected, color=NULL_COLOUR, linewidth=1.4, label=name)
         _threshold_line(ax, threshold, "flag threshold")
         ax.set_xlabel(label)
 

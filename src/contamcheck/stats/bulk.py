@@ -77,8 +77,8 @@ LOCAL_FDR = 0.2
 # of 300 draws of benchmarks half memorised (2-4 SDs up) did. So the count and the flags are
 # withheld there (``minority``): at that share the test can't judge. The cost, measured on the same
 # draws, is most majority leaks, left to completion (exact recall) and a reference's spread test;
-# on real one-pass audits with a reference, some right verdicts reached through flags of which
-# 10-16% were of never-seen questions (docs/METHODS.md, "A minority null is no null").
+# on real one-pass audits with a reference, some right verdicts reached where 10-16% of the
+# never-seen questions lay above the threshold (docs/METHODS.md, "A minority null is no null").
 MINORITY_BULK = 0.4
 
 

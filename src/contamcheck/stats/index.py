@@ -53,6 +53,8 @@ class Contributor(Protocol):
     def expected_rate(self) -> float: ...
     @property
     def aggregate_evidence(self) -> bool: ...
+    @property
+    def count_withheld(self) -> bool: ...
 
 
 @dataclass(frozen=True)
@@ -111,9 +113,13 @@ def evidence_index(results: Sequence[Contributor], verdict: str) -> Index:
         for c in components
     ]
     if verdict == "inconclusive" or total == 0:
-        return Index(
-            None, "n/a", components, "No index: no calibrated test produced usable evidence with power."
+        open_ = any(r.count_withheld and r.status == "skipped" for r in results)  # see stats.verdict
+        why = (
+            "a likelihood test could not judge its scores' shape, which leaves the verdict open"
+            if open_ and total > 0
+            else "no calibrated test produced usable evidence with power"
         )
+        return Index(None, "n/a", components, f"No index: {why}.")
     value = sum(c.weight * c.strength for c in components if c.contributes)
     explanation = "Weighted strength of the calibrated tests that ran."
     unheard = [

@@ -18,7 +18,9 @@ The rule (SPEC §8), in one place:
 * Verdict, first match wins: **likely contaminated** when a calibrated test fails; **inconclusive**
   when no calibrated test ran, or none that ran could reach alpha over the number of calibrated tests
   (too few questions or permutations), because a gate must not pass silently; **some evidence** when
-  any calibrated test has an adjusted p below 0.05; otherwise **no evidence found**. Short of
+  any calibrated test has an adjusted p below 0.05; **inconclusive** when none did but a bulk test
+  without a reference could not judge (its null held a minority of the questions:
+  ``stats.bulk.minority``); otherwise **no evidence found**. Short of
   "likely", the explanation names an uncalibrated test that went beyond chance, and says it was not
   counted.
 """
@@ -129,8 +131,12 @@ def judge(outcomes: Sequence[TestOutcome], alpha: float) -> Judgement:
         as_a_whole = [
             o.name
             for o in per_question
-            if o.aggregate_evidence and (o.flag_rate or 0.0) < 2 * (o.expected_rate or EXPECTED_RATE)
+            if o.aggregate_evidence
+            and not o.count_withheld
+            and (o.flag_rate or 0.0) < 2 * (o.expected_rate or EXPECTED_RATE)
         ]
+        # a likelihood test whose null held a minority of the questions: the spread alone, no flags
+        unflagged = [o.name for o in per_question if o.count_withheld]
         # those whose own flag count carried them: their flags do name questions
         flagging = [o.name for o in per_question if not o.aggregate_evidence]
         note = (
@@ -141,6 +147,13 @@ def judge(outcomes: Sequence[TestOutcome], alpha: float) -> Judgement:
             if as_a_whole
             else ""
         )
+        if unflagged:
+            one = len(unflagged) == 1
+            note += (
+                f" {listed(unflagged)} saw it in how the questions spread against their twins and "
+                f"flag{'s' if one else ''} no question: {'its' if one else 'their'} scores fit a "
+                f"never-seen bulk of under {MINORITY_BULK:.0%} of them."
+            )
         return Judgement(
             "likely",
             VERDICT_LABELS["likely"],
@@ -184,7 +197,7 @@ def judge(outcomes: Sequence[TestOutcome], alpha: float) -> Judgement:
     suspicious = [o.name for o in calibrated if adjusted[o.name] < WARN_LEVEL]
     if suspicious:
         note = not_counted
-        few_flags = [o.name for o in calibrated if adjusted[o.name] < alpha]
+        few_flags = [o.name for o in calibrated if adjusted[o.name] < alpha and not o.count_withheld]
         if few_flags:
             note += (
                 f" ({listed(few_flags)} reached adjusted p < {alpha:g}, but flagged under twice the "
@@ -208,9 +221,7 @@ def judge(outcomes: Sequence[TestOutcome], alpha: float) -> Judgement:
             f"No {'calibrated ' if uncalibrated else ''}test went beyond chance, but {listed(withheld)} "
             f"could not judge: {'its' if one else 'their'} scores fit a never-seen bulk of under "
             f"{MINORITY_BULK:.0%} of the questions, so either most of the benchmark stands out or the "
-            "scores are skewed, and the tests that ran can't tell which. Completion sees a benchmark "
-            "seen mostly when it was seen often; --reference MODEL or --control FILE can judge it."
-            f"{not_counted}",
+            f"scores are skewed, and the tests that ran can't tell which. {MINORITY_REMEDY}{not_counted}",
             adjusted,
             statuses,
         )
@@ -222,6 +233,12 @@ def judge(outcomes: Sequence[TestOutcome], alpha: float) -> Judgement:
         adjusted,
         statuses,
     )
+
+
+MINORITY_REMEDY = (
+    "Completion (exact recall) sees a benchmark seen many times; --reference MODEL or --control FILE "
+    "adds a test that needs no such null."
+)
 
 
 def exit_code(code: VerdictCode, fail_on: Literal["likely", "evidence"] = "likely") -> int:
