@@ -39,7 +39,12 @@ def test_a_published_report_reads_back(path: Path):
 
 @pytest.mark.parametrize(
     ("version", "message"),
-    [("1.1", None), ("1.9", "newer than this contamcheck reads"), ("2.0", "Re-run the audit")],
+    [
+        ("1.1", None),
+        ("1.9", "newer than this contamcheck reads"),
+        ("2.0", "newer than this contamcheck reads"),
+        ("0.9", "Re-run the audit"),
+    ],
 )
 def test_an_older_minor_schema_reads_and_a_newer_one_says_to_upgrade(tmp_path: Path, version, message):
     """1.1 reports lack count_withheld (added in 1.2) and read with it False; a newer schema's

@@ -118,7 +118,8 @@ def test_a_quiet_audit_with_a_test_that_could_not_judge_is_inconclusive(tmp_path
     assert [t.status for t in report.tests if t.name != "min-k"] == ["pass", "pass"]
     assert report.verdict.code == "inconclusive" and report.verdict.exit_code == 4
     assert "min-k could not judge" in report.verdict.explanation
-    assert report.index.value is None and "could not judge" in report.index.explanation
+    assert report.index.value is None and "inconclusive" in report.index.explanation
+    assert "withheld" in to_html(report)  # its scores still rank the most familiar questions
 
 
 def test_a_withheld_test_survives_the_json_round_trip(with_reference: Report, tmp_path: Path) -> None:
@@ -142,3 +143,8 @@ def test_a_withheld_test_is_not_called_one_bulk_nor_its_questions_unscored(with_
     assert all(name in note for name in others)
     html = to_html(with_reference)
     assert '<span class="flag-no">withheld</span>' in html  # the most familiar questions' table
+    # as audited, the withheld test went beyond chance on its spread: no "one bulk" note beside that
+    assert any(t.count_withheld and t.status in ("warn", "fail") for t in with_reference.tests)
+    assert whole_benchmark_caveat(with_reference.tests) is None
+    (caveat,) = [note for note in with_reference.caveats if "never-seen bulk holds under" in note]
+    assert "spread test against the twins still is" in caveat and "--reference MODEL" not in caveat

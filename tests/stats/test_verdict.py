@@ -179,3 +179,13 @@ def test_a_test_that_could_not_judge_makes_a_quiet_audit_inconclusive():
     assert found.code == "likely"  # another test's evidence stands
     some = judge([Outcome("completion", p_value=0.004, flag_rate=0.12), withheld], alpha=0.001)
     assert some.code == "evidence"
+
+
+def test_a_withheld_test_below_alpha_with_a_small_spread_says_why_it_is_not_likely():
+    tiny = Outcome("zlib", kind="bulk", p_value=1e-6, flag_rate=None, count_withheld=True)
+    judged = judge([Outcome("completion", p_value=0.6), tiny], alpha=0.001)
+    assert judged.code == "evidence"
+    assert (
+        "too small an effect to call" in judged.explanation
+        and "flagged under twice" not in judged.explanation
+    )

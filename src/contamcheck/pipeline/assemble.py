@@ -13,7 +13,7 @@ from ..evidence.engine import EngineStats, EvidenceEngine
 from ..report.advice import more_questions_caveat
 from ..report.model import ControlInfo, EvidenceUse, ReferenceInfo, TestResult
 from ..stats.bulk import MINORITY_BULK
-from ..stats.verdict import MINORITY_REMEDY, listed
+from ..stats.verdict import listed, minority_remedy
 
 VERSIONED_PACKAGES = ("numpy", "scipy", "torch", "transformers", "tokenizers", "gguf", "rouge-score")
 
@@ -80,11 +80,12 @@ def caveats(results: list[TestResult], reference: ReferenceInfo, controls: Contr
     minority = [r.name for r in results if r.count_withheld]
     if minority:
         spread = " (with a reference, the spread test against the twins still is)"
+        used = reference.status == "used"
         notes.append(
             f"{listed(minority)}: the never-seen bulk holds under {MINORITY_BULK:.0%} of the questions. "
             "Either most of the benchmark stands out, or the scores are skewed and the fit split them in "
             "the wrong place, and their shape can't tell which; so no question is flagged there and the "
-            f"tail count is not used{spread if reference.status == 'used' else ''}. {MINORITY_REMEDY}"
+            f"tail count is not used{spread if used else ''}. {minority_remedy(used)}"
         )
     shift = whole_benchmark_caveat(results)
     if shift:
@@ -108,9 +109,10 @@ def whole_benchmark_caveat(results: list[TestResult]) -> str | None:
     Said when bulk tests ran and none found more than chance; exact recall (completion) is the one
     test that can tell the two apart, so the note says what it found.
     """
-    # a test whose null held a minority of the questions found no "one bulk": it says nothing here
-    bulk = [r for r in results if r.kind == "bulk" and r.status != "skipped" and not r.count_withheld]
-    if not bulk or any(r.status != "pass" for r in bulk):
+    ran = [r for r in results if r.kind == "bulk" and r.status != "skipped"]
+    # a test whose null held a minority of the questions found no "one bulk": not listed as one
+    bulk = [r for r in ran if not r.count_withheld]
+    if not bulk or any(r.status != "pass" for r in ran):
         return None
     completion = next((r for r in results if r.name == "completion"), None)
     if completion is None or completion.status == "skipped":

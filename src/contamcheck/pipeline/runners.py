@@ -39,7 +39,7 @@ from ..stats.bulk import (
 )
 from ..stats.flags import FlagOutcome
 from ..stats.spread import SpreadOutcome, spread_test, with_spread
-from ..stats.verdict import MINORITY_REMEDY
+from ..stats.verdict import minority_remedy
 
 BULK_SIMULATIONS = 2000
 BULK_NULL = (
@@ -320,7 +320,9 @@ def _withheld_result(result: TestResult, n: int, share: float, spread: SpreadOut
         "were split in the wrong place, and their shape can't tell which"
     )
     if spread is None:
-        result.skip_reason = f"{why}, so no question is flagged and the count is not used. {MINORITY_REMEDY}"
+        result.skip_reason = (
+            f"{why}, so no question is flagged and the count is not used. {minority_remedy()}"
+        )
         return result
     result.p_value, result.min_attainable_p = spread.p_value, spread.min_attainable_p
     result.permutations = spread.swaps

@@ -22,9 +22,9 @@ Columns, in order:
 original's score minus the *mean* over all its twins, as in the JSON report. Aggregate tests
 (canonical-order) have no per-item values. A skipped test keeps its columns, empty, even where
 the JSON holds values computed before it was skipped (guided, when the model cannot follow its
-instructions); a likelihood test skipped because its fitted null held under 40% of the questions
-keeps its scores, with its flag column empty. Empty also means "not scored": a number that could
-not be computed, a flag for an unscored question.
+instructions). A likelihood test whose fitted null held under 40% of the questions keeps its
+scores and leaves its flag column empty, skipped (no reference) or not. Empty also means "not
+scored": a number that could not be computed, a flag for an unscored question.
 """
 
 from __future__ import annotations

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 
 from markupsafe import Markup, escape
 
+from ..stats.verdict import listed
 from . import plots
 from .model import ItemRecord, ItemTestResult, Report, TestResult
 
@@ -40,7 +41,8 @@ def to_html(report: Report) -> str:
         tests=tests,
         familiar=familiar,
         any_flagged=any_flagged,
-        withheld=[t.name for t in report.tests if t.count_withheld],
+        withheld=listed([t.name for t in report.tests if t.count_withheld]),
+        withheld_one=sum(t.count_withheld for t in report.tests) == 1,
         control_file=report.control.kind == "file",
         index_meter=_index_meter(report),
         reproducibility=reproducibility(report),
@@ -329,7 +331,8 @@ def familiar_questions(report: Report, count: int = FAMILIAR_COUNT) -> tuple[lis
     Ranked by how many calibrated tests flagged the question, then how many tests in all, then the
     mean percentile of its difference (its score, against a control file) across the tests.
     """
-    tests = [t for t in report.tests if t.kind != "aggregate" and t.status != "skipped"]
+    # a test skipped because its null held a minority of the questions still scored them
+    tests = [t for t in report.tests if t.kind != "aggregate" and (t.status != "skipped" or t.count_withheld)]
     benchmark = [item for item in report.items if not item.is_control]
     percentiles = [[0.0] * len(benchmark) for _ in tests]
     for column, test in enumerate(tests):
@@ -400,7 +403,7 @@ def _familiar(
                 difference=format_number(entry.diff),
                 flagged=entry.flagged,
                 memorised=_probability(entry.p_memorised),
-                withheld=test.count_withheld,
+                withheld=test.count_withheld and entry.score is not None,
             )
         )
         if test.kind == "self-paired" and (entry.generated or entry.general_generated):

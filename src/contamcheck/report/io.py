@@ -103,15 +103,19 @@ def read_report(path: str | Path) -> Report:
     if not isinstance(data, dict) or data.get("tool") != "contamcheck":
         raise InputError(f'{str(path)!r} is not a contamcheck report (no "tool": "contamcheck").')
     version = str(data.get("schema_version", ""))
-    if version.split(".")[0] != SCHEMA_VERSION.split(".")[0]:
+    major, ours = version.split(".")[0], SCHEMA_VERSION.split(".")[0]
+    newer = (major.isdigit() and int(major) > int(ours)) or (
+        major == ours and _minor(version) > _minor(SCHEMA_VERSION)  # fields this version does not know
+    )
+    if newer:
+        raise InputError(
+            f"{str(path)!r} has report schema {version}, newer than this contamcheck reads "
+            f"({SCHEMA_VERSION}): upgrade contamcheck to read it."
+        )
+    if major != ours:
         raise InputError(
             f"{str(path)!r} has report schema {version or '(none)'}; this contamcheck reads "
             f"{SCHEMA_VERSION}. Re-run the audit with this version."
-        )
-    if _minor(version) > _minor(SCHEMA_VERSION):  # fields this version does not know
-        raise InputError(
-            f"{str(path)!r} has report schema {version}, newer than this contamcheck reads "
-            f"({SCHEMA_VERSION}): upgrade contamcheck (pip install -U contamcheck) to read it."
         )
     try:
         return Report.model_validate(data)

@@ -70,15 +70,16 @@ MIN_TAIL_SHARE = 0.01
 LOCAL_FDR = 0.2
 # Efron's empirical null assumes the never-seen questions are the majority. Where the fitted null
 # holds under 40% of the questions, either most of the benchmark stands out (a leak of 60-70% of
-# it, whose flags would be right) or a skewed clean bulk was split in the wrong place (whose flags
-# and count are false), and the scores' shape alone can't tell which. Measured on simulated scores
-# (experiments/minority_null.py): every false detection of the left-skewed clean shape measured on
-# a tuning split's similar-code model came with such a null (33 of 100 draws at p < 0.001), and 2
-# of 300 draws of benchmarks half memorised (2-4 SDs up) did. So the count and the flags are
-# withheld there (``minority``): at that share the test can't judge. The cost, measured on the same
-# draws, is most majority leaks, left to completion (exact recall) and a reference's spread test;
-# on real one-pass audits with a reference, some right verdicts reached where 10-16% of the
-# never-seen questions lay above the threshold (docs/METHODS.md, "A minority null is no null").
+# it, whose flags would be mostly right) or a skewed clean bulk was split in the wrong place (whose
+# flags and count are false), and the scores' shape alone can't tell which. Measured on simulated
+# scores (experiments/minority_null.py): every false detection of the left-skewed clean shape
+# measured on a tuning split's similar-code model came with such a null (33 of 100 draws at
+# p < 0.001), and 2 of 300 draws of benchmarks half memorised (2-4 SDs up) did. So the count and
+# the flags are withheld there (``minority``): at that share the test can't judge. The cost,
+# measured on the same draws, is most majority leaks, left to completion (exact recall, which sees
+# a benchmark seen many times) and a reference's spread test; on real one-pass audits with a
+# reference, some right verdicts reached where 10-16% of the never-seen questions lay above the
+# threshold (400-question subsets; 13-20% at 200; docs/METHODS.md, "A minority null is no null").
 MINORITY_BULK = 0.4
 
 

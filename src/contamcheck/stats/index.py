@@ -113,10 +113,9 @@ def evidence_index(results: Sequence[Contributor], verdict: str) -> Index:
         for c in components
     ]
     if verdict == "inconclusive" or total == 0:
-        open_ = any(r.count_withheld and r.status == "skipped" for r in results)  # see stats.verdict
         why = (
-            "a likelihood test could not judge its scores' shape, which leaves the verdict open"
-            if open_ and total > 0
+            "the verdict is inconclusive (its explanation says why)"
+            if verdict == "inconclusive"
             else "no calibrated test produced usable evidence with power"
         )
         return Index(None, "n/a", components, f"No index: {why}.")

@@ -203,6 +203,14 @@ def judge(outcomes: Sequence[TestOutcome], alpha: float) -> Judgement:
                 f" ({listed(few_flags)} reached adjusted p < {alpha:g}, but flagged under twice the "
                 "expected rate: the benchmark stands out as a whole, few of its questions do on their own.)"
             )
+        small = [o.name for o in calibrated if adjusted[o.name] < alpha and o.count_withheld]
+        if small:
+            note += (
+                f" ({listed(small)} reached adjusted p < {alpha:g} on how the questions spread against "
+                "their twins alone, with a rank correlation under 0.1, too small an effect to call, and "
+                f"flag{'s' if len(small) == 1 else ''} no question: the fitted null held under "
+                f"{MINORITY_BULK:.0%} of them.)"
+            )
         return Judgement(
             "evidence",
             VERDICT_LABELS["evidence"],
@@ -221,7 +229,7 @@ def judge(outcomes: Sequence[TestOutcome], alpha: float) -> Judgement:
             f"No {'calibrated ' if uncalibrated else ''}test went beyond chance, but {listed(withheld)} "
             f"could not judge: {'its' if one else 'their'} scores fit a never-seen bulk of under "
             f"{MINORITY_BULK:.0%} of the questions, so either most of the benchmark stands out or the "
-            f"scores are skewed, and the tests that ran can't tell which. {MINORITY_REMEDY}{not_counted}",
+            f"scores are skewed, and the tests that ran can't tell which. {minority_remedy()}{not_counted}",
             adjusted,
             statuses,
         )
@@ -235,10 +243,12 @@ def judge(outcomes: Sequence[TestOutcome], alpha: float) -> Judgement:
     )
 
 
-MINORITY_REMEDY = (
-    "Completion (exact recall) sees a benchmark seen many times; --reference MODEL or --control FILE "
-    "adds a test that needs no such null."
-)
+def minority_remedy(has_reference: bool = False) -> str:
+    """What can judge where a likelihood test's fitted null held a minority of the questions."""
+    other = "--control FILE adds" if has_reference else "--reference MODEL or --control FILE adds"
+    return (
+        f"Completion (exact recall) sees a benchmark seen many times; {other} a test that needs no such null."
+    )
 
 
 def exit_code(code: VerdictCode, fail_on: Literal["likely", "evidence"] = "likely") -> int:
