@@ -18,7 +18,6 @@ class Result:
     kind: str = "paired"
     expected_rate: float = 0.05
     spread_carried: bool = False  # a bulk test whose p-value the spread test against the twins gave
-    count_withheld: bool = False  # a bulk test whose null held a minority of the questions
 
     @property
     def aggregate_evidence(self) -> bool:

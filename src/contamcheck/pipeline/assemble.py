@@ -13,7 +13,7 @@ from ..evidence.engine import EngineStats, EvidenceEngine
 from ..report.advice import more_questions_caveat
 from ..report.model import ControlInfo, EvidenceUse, ReferenceInfo, TestResult
 from ..stats.bulk import MINORITY_BULK
-from ..stats.verdict import listed, minority_remedy
+from ..stats.verdict import MINORITY_WHY, listed, minority_remedy
 
 VERSIONED_PACKAGES = ("numpy", "scipy", "torch", "transformers", "tokenizers", "gguf", "rouge-score")
 
@@ -83,8 +83,7 @@ def caveats(results: list[TestResult], reference: ReferenceInfo, controls: Contr
         used = reference.status == "used"
         notes.append(
             f"{listed(minority)}: the never-seen bulk holds under {MINORITY_BULK:.0%} of the questions. "
-            "Either most of the benchmark stands out, or the scores are skewed and the fit split them in "
-            "the wrong place, and their shape can't tell which; so no question is flagged there and the "
+            f"{MINORITY_WHY[0].upper()}{MINORITY_WHY[1:]}; so no question is flagged there and the "
             f"tail count is not used{spread if used else ''}. {minority_remedy(used)}"
         )
     shift = whole_benchmark_caveat(results)

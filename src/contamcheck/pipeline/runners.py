@@ -39,7 +39,7 @@ from ..stats.bulk import (
 )
 from ..stats.flags import FlagOutcome
 from ..stats.spread import SpreadOutcome, spread_test, with_spread
-from ..stats.verdict import minority_remedy
+from ..stats.verdict import MINORITY_WHY, minority_remedy
 
 BULK_SIMULATIONS = 2000
 BULK_NULL = (
@@ -316,8 +316,7 @@ def _withheld_result(result: TestResult, n: int, share: float, spread: SpreadOut
     result.n = n
     why = (
         f"the never-seen bulk the fit found holds {share:.0%} of the questions, too few to be the null "
-        f"(under {MINORITY_BULK:.0%}): most of the benchmark may stand out, or the scores are skewed and "
-        "were split in the wrong place, and their shape can't tell which"
+        f"(under {MINORITY_BULK:.0%}): {MINORITY_WHY}"
     )
     if spread is None:
         result.skip_reason = (

@@ -18,9 +18,9 @@ from typing import TYPE_CHECKING
 
 from markupsafe import Markup, escape
 
-from ..stats.verdict import listed
+from ..stats.verdict import MINORITY_WHY, listed
 from . import plots
-from .model import ItemRecord, ItemTestResult, Report, TestResult
+from .model import BulkNull, ItemRecord, ItemTestResult, Report, TestResult
 
 if TYPE_CHECKING:
     import jinja2
@@ -135,15 +135,16 @@ BULK_CAPTION = (
 )
 WITHHELD_CAPTION = (
     "Each question's own score (filled), and the bulk the fit found (the grey curve): it holds only "
-    "{share:.0%} of the questions, too few to be the null of questions never seen. Either most of the "
-    "benchmark stands out, or the scores are skewed and the fit split them in the wrong place; their "
-    "shape can't tell which, so no question is flagged."
+    "{share:.0%} of the questions, too few to be the null of questions never seen. "
+    + MINORITY_WHY[0].upper()
+    + MINORITY_WHY[1:]
+    + ", so no question is flagged."
 )
 
 
 def _test_view(report: Report, result: TestResult) -> SectionView:
     view = SectionView(result, *_facts(result))
-    withheld = result.null is not None and result.null.count_withheld
+    withheld = result.count_withheld
     if result.status == "skipped" and not withheld:
         return view
     salt = f"{report.tests.index(result)}-{result.name}"
@@ -234,8 +235,8 @@ def _facts(result: TestResult) -> tuple[list[tuple[str, str]], list[tuple[str, s
         ]
         if result.n_unscored:
             lines.append(("Not scored", f"{result.n_unscored}: {result.unscored_reason or 'no score'}"))
-        if null.spread_p_value is not None and null.spread_correlation is not None:
-            spread = f"rank correlation {null.spread_correlation:+.2f}, p = {format_p(null.spread_p_value)}"
+        spread = _spread_text(null)
+        if spread:
             withheld += [
                 ("Spread against the twins", spread),
                 ("Holm-adjusted p", format_p(result.p_adjusted)),
@@ -259,8 +260,8 @@ def _facts(result: TestResult) -> tuple[list[tuple[str, str]], list[tuple[str, s
         numbers.append(("Expected by chance", format_percent(result.expected_rate)))
     numbers.append(("p-value", format_p(result.p_value)))
     numbers.append(("Holm-adjusted p", format_p(result.p_adjusted)))
-    if null is not None and null.spread_p_value is not None and null.spread_correlation is not None:
-        spread = f"rank correlation {null.spread_correlation:+.2f}, p = {format_p(null.spread_p_value)}"
+    spread = _spread_text(null)
+    if null is not None and spread:
         numbers.append(("Spread against the twins", spread))
         numbers.append(("Tail count alone", f"p = {format_p(null.tail_p_value)}"))
     if result.kind != "aggregate":
@@ -275,6 +276,13 @@ def _facts(result: TestResult) -> tuple[list[tuple[str, str]], list[tuple[str, s
     if result.n_unscored:
         lines.append(("Not scored", f"{result.n_unscored}: {result.unscored_reason or 'no score'}"))
     return numbers, lines
+
+
+def _spread_text(null: BulkNull | None) -> str:
+    """The spread test against the twins, where a reference gave one ("" otherwise)."""
+    if null is None or null.spread_p_value is None or null.spread_correlation is None:
+        return ""
+    return f"rank correlation {null.spread_correlation:+.2f}, p = {format_p(null.spread_p_value)}"
 
 
 def _calibration(result: TestResult) -> str:

@@ -77,7 +77,7 @@ def test_line(result: TestResult) -> str:
         )
     rate = result.flag_rate or 0.0
     null = result.null
-    if null is not None and null.count_withheld and null.spread_correlation is not None:
+    if result.count_withheld and null is not None and null.spread_correlation is not None:
         return (
             f"{result.name}: no flags (the never-seen bulk holds {null.bulk_share:.0%} of the questions, "
             f"too few to be the null); the questions spread against their twins at rank correlation "

@@ -228,8 +228,7 @@ def judge(outcomes: Sequence[TestOutcome], alpha: float) -> Judgement:
             VERDICT_LABELS["inconclusive"],
             f"No {'calibrated ' if uncalibrated else ''}test went beyond chance, but {listed(withheld)} "
             f"could not judge: {'its' if one else 'their'} scores fit a never-seen bulk of under "
-            f"{MINORITY_BULK:.0%} of the questions, so either most of the benchmark stands out or the "
-            f"scores are skewed, and the tests that ran can't tell which. {minority_remedy()}{not_counted}",
+            f"{MINORITY_BULK:.0%} of the questions, so {MINORITY_WHY}. {minority_remedy()}{not_counted}",
             adjusted,
             statuses,
         )
@@ -241,6 +240,14 @@ def judge(outcomes: Sequence[TestOutcome], alpha: float) -> Judgement:
         adjusted,
         statuses,
     )
+
+
+# Why a test whose fitted null held a minority of the questions can't judge: one wording for the
+# skip reason, the caveat, the verdict and the HTML caption.
+MINORITY_WHY = (
+    "either most of the benchmark stands out, or the scores are skewed and the fit split them in the "
+    "wrong place, and their shape can't tell which"
+)
 
 
 def minority_remedy(has_reference: bool = False) -> str:
