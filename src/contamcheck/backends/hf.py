@@ -641,22 +641,23 @@ def _save_converted(model: Any, tokenizer: Any, target: Path) -> None:
     """Save a dequantised GGUF model beside the cache, atomically (a folder renamed into place).
 
     transformers marks a model loaded from GGUF as quantised and won't ``save_pretrained`` it, but
-    its weights are plain tensors by then: we write them with safetensors (shared tensors, such as
-    tied embeddings, once), with the config and the tokenizer.
+    its weights are plain tensors by then: we write them with safetensors, with the config and the
+    tokenizer, as a standard model folder that a serving engine (vLLM) also loads.
     """
     import shutil
     import tempfile
 
-    from safetensors.torch import save_model
+    from safetensors.torch import save_file
 
     staging: Path | None = None
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
         staging = Path(tempfile.mkdtemp(dir=target.parent, prefix=".staging-"))
         with _quiet_transformers():
-            save_model(model, str(staging / "model.safetensors"), metadata={"format": "pt"})
+            save_file(_unshared_state(model), str(staging / "model.safetensors"), metadata={"format": "pt"})
             config = model.config.to_dict()
             config.pop("quantization_config", None)
+            config["architectures"] = config.get("architectures") or [type(model).__name__]
             (staging / "config.json").write_text(json.dumps(config, indent=2, default=str), encoding="utf-8")
             tokenizer.save_pretrained(staging)
         staging.rename(target)
@@ -665,6 +666,21 @@ def _save_converted(model: Any, tokenizer: Any, target: Path) -> None:
             shutil.rmtree(staging, ignore_errors=True)
         if not isinstance(exc, Exception):
             raise
+
+
+def _unshared_state(model: Any) -> dict[str, Any]:
+    """The model's tensors, each stored once: where names share one tensor (tied input and output
+    embeddings), the input embedding's name is kept, as ``save_pretrained`` does; an engine that
+    ties the output to the input embedding reads that name and skips the other."""
+    state = model.state_dict()
+    embedding = model.get_input_embeddings()
+    preferred = {f"{name}.weight" for name, module in model.named_modules() if module is embedding}
+    kept: dict[Any, str] = {}
+    for name in sorted(state, key=lambda n: (n not in preferred, n)):
+        tensor = state[name]
+        key = (tensor.untyped_storage().data_ptr(), tensor.storage_offset(), tuple(tensor.shape))
+        kept.setdefault(key, name)
+    return {name: state[name].contiguous() for name in kept.values()}
 
 
 def torch_element_size(dtype: Any) -> int:
