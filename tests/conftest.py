@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+import servers
 from tiny import sample_rows, train_tokenizer, trained_model_folder, write_jsonl
 
 EPOCHS = 60
@@ -60,3 +61,15 @@ def _private_evidence_cache(tmp_path_factory: pytest.TempPathFactory):
     patcher.setenv("CONTAMCHECK_CACHE", str(folder))
     yield folder
     patcher.undo()
+
+
+@pytest.fixture(scope="session")
+def vllm_server(tmp_path_factory: pytest.TempPathFactory):
+    """The API root of vLLM's server on SmolLM2 (tests/servers.py), started once per session."""
+    yield from servers.vllm_server(tmp_path_factory)
+
+
+@pytest.fixture(scope="session")
+def llama_cpp_server(tmp_path_factory: pytest.TempPathFactory):
+    """The API root of llama-cpp-python's server on SmolLM2's GGUF (tests/servers.py)."""
+    yield from servers.llama_cpp_server(tmp_path_factory)

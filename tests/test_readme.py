@@ -1,8 +1,8 @@
 """The README's commands are real: CI runs its test command, and its audit lines run here.
 
 Each ``contamcheck ...`` line of the README runs with its Hub-only models and benchmarks replaced by
-local equivalents (a tiny trained model, the bundled sample), so what is tested is the flag grammar
-and the whole path behind it.
+local equivalents (a tiny trained model, the bundled sample; a served model by vLLM serving
+SmolLM2), so what is tested is the flag grammar and the whole path behind it.
 """
 
 from __future__ import annotations
@@ -49,7 +49,10 @@ def test_the_demo_target_runs_the_audit_the_readme_shows():
     assert "pkg:smollm2-135m-instruct" in command
 
 
-def local(word: str, tiny_setup) -> str:
+def local(word: str, tiny_setup, request=None) -> str:
+    if word.startswith("openai:"):  # a real server: vLLM serving SmolLM2, as "smollm2"
+        served = word.partition("#")[2]
+        return f"openai:{request.getfixturevalue('vllm_server')}" + ("#smollm2" if served else "")
     models = {
         "Qwen/Qwen2.5-0.5B", "my-model/", "big-model/", "model.gguf", "pkg:smollm2-135m-instruct",
         "sshleifer/tiny-gpt2",
@@ -66,9 +69,9 @@ def local(word: str, tiny_setup) -> str:
 
 
 @pytest.mark.parametrize("line", audit_lines())
-def test_every_audit_line_of_the_readme_runs(line, tiny_setup, capsys, tmp_path, monkeypatch):
+def test_every_audit_line_of_the_readme_runs(line, tiny_setup, capsys, tmp_path, monkeypatch, request):
     monkeypatch.chdir(tmp_path)  # lines that write report files write them here
-    words = [local(word, tiny_setup) for word in shlex.split(line)[1:]]
+    words = [local(word, tiny_setup, request) for word in shlex.split(line)[1:]]
     code = main([*words, *FAST])
     captured = capsys.readouterr()
     assert code in (0, 1, 4), captured.err

@@ -195,6 +195,7 @@ def test_a_job_left_running_by_a_crash_shows_as_interrupted(open_client, data_di
         ({"model": "m" * 300}, "Model: too long to be a name or a path"),
         ({"benchmark_path": "q" * 300 + ".jsonl"}, "BENCHMARK is too long"),
         ({"model": "pkg:nope"}, "Model: Unknown packaged model &#39;nope&#39;"),
+        ({"model": "openai:localhost:8000"}, "Model: Can&#39;t read the server address"),
         ({"reference": "/no/such/ref"}, "Reference: &#39;/no/such/ref&#39; does not exist"),
     ],
 )

@@ -1,8 +1,9 @@
 """Backends: where token statistics and generations come from.
 
 Every backend implements :class:`LanguageModel`. ``hf`` (transformers, in-process) is the default;
-``fake`` is a scripted model for tests and documentation. MODEL strings choose the backend by
-prefix: ``fake:...`` for the fake, anything else for transformers.
+``fake`` is a scripted model for tests and documentation; ``openai`` reads a model behind an
+OpenAI-compatible server (vLLM's, for one). MODEL strings choose the backend by prefix:
+``fake:...`` for the fake, ``openai:URL`` for a server, anything else for transformers.
 """
 
 from __future__ import annotations
@@ -55,11 +56,14 @@ class Backend(Protocol):
 BACKENDS: Registry[Backend] = Registry("backend")
 BACKENDS.register("hf", "contamcheck.backends.loaders:HF")
 BACKENDS.register("fake", "contamcheck.backends.loaders:FAKE")
+BACKENDS.register("openai", "contamcheck.backends.loaders:SERVER")
 
 
 def backend_name(spec: str) -> str:
     if spec.startswith("fake:"):
         return "fake"
+    if spec.startswith("openai:"):
+        return "openai"
     return "hf"
 
 

@@ -39,5 +39,33 @@ class _Fake:
         return FakeModel.from_spec(spec)
 
 
+class _Server:
+    """Identifying a served model asks the server (a probe scored), and so connects: the model that
+    answered is kept for the load that follows, so that the two can't disagree by a rounding."""
+
+    def __init__(self) -> None:
+        self._described: dict[str, LanguageModel] = {}
+
+    def describe(self, spec: str, options: ModelOptions, digest: Digest) -> ModelDescription:
+        from .server import describe
+
+        description, self._described[spec] = describe(spec)
+        return description
+
+    def load(self, spec: str, options: ModelOptions, description: ModelDescription) -> LanguageModel:
+        from .server import describe
+
+        model = self._described.pop(spec, None) or describe(spec)[1]
+        if description.identity is not None and model.identity != description.identity:
+            from ..errors import ModelLoadError
+
+            raise ModelLoadError(
+                f"The model {description.name} changed during the audit (the log-probs it gives "
+                "a probe text differ from those at the start). Run the audit again."
+            )
+        return model
+
+
 HF = _HuggingFace()
 FAKE = _Fake()
+SERVER = _Server()

@@ -66,4 +66,7 @@ class MinKPlusPlus(PerTextTest):
         )
 
     def unscored_reason(self) -> str:
-        return "no token statistics of the full next-token distribution (or no scored token)"
+        return (
+            "no statistics of the whole next-token distribution (a server gives only the top "
+            "log-probs), or no scored token"
+        )

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..backends.packaged import check_packaged
+from ..backends.server import parse_spec
 from ..benchmarks import BUILTINS
 from ..config import DEFAULT_ALPHA, DEFAULT_K, DEFAULT_LIMIT, AuditConfig, too_long
 from ..errors import InputError
@@ -191,13 +192,17 @@ def check_model(model: str, what: str = "Model") -> None:
     local path that does not exist (``what``: "Model" or "Reference")."""
     if not model:
         raise InputError(
-            f"{what}: give a Hugging Face Hub id, a local model folder or .gguf file, or pkg:NAME."
+            f"{what}: give a Hugging Face Hub id, a local model folder or .gguf file, pkg:NAME, or "
+            "openai:URL (a model server)."
         )
     if too_long(model):
         raise InputError(f"{what}: too long to be a name or a path ({len(model):,} characters).")
-    if model.startswith("pkg:"):
+    if model.startswith(("pkg:", "openai:")):
         try:
-            check_packaged(model)  # known and installed: reading the weights is the audit's work
+            if model.startswith("pkg:"):
+                check_packaged(model)  # known and installed: reading the weights is the audit's work
+            else:
+                parse_spec(model)  # a server address: asking the server is the audit's work
         except InputError as exc:
             raise InputError(f"{what}: {exc}") from None
     looks_local = model.startswith(("/", "./", "../", "~")) or model.endswith(".gguf")

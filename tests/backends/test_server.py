@@ -1,0 +1,165 @@
+"""The ``openai`` backend against real servers: vLLM's OpenAI-compatible server (CPU build) serving the
+real SmolLM2-135M-Instruct, llama-cpp-python's server (whose echoed log-probs are read one position
+late, and must be refused), Python's own http.server as a server that is not an API, and a port
+with nothing on it. The model servers are session fixtures (``tests/servers.py``).
+"""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import json
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import pytest
+from servers import MODEL, free_port
+
+from contamcheck.backends import ModelOptions, backend_name, load_model
+from contamcheck.backends.server import Endpoint, ServerModel, check_alignment, parse_spec
+from contamcheck.cli import main
+from contamcheck.errors import InputError, ModelLoadError
+
+# -- without a model server ---------------------------------------------------------------------
+
+
+def test_the_spec_names_the_api_root_and_optionally_the_model():
+    assert backend_name("openai:http://127.0.0.1:8000/v1") == "openai"
+    assert parse_spec("openai:http://127.0.0.1:8000") == Endpoint("http://127.0.0.1:8000/v1", None)
+    assert parse_spec("openai:https://host/api/v1/#my-model") == Endpoint("https://host/api/v1", "my-model")
+    for bad in ("openai:", "openai:127.0.0.1:8000", "openai:ftp://host/v1", "openai:http://host/v1?x=1"):
+        with pytest.raises(InputError, match=r"openai:URL|query"):
+            parse_spec(bad)
+
+
+def test_nothing_listening_is_a_clear_load_error(capsys):
+    url = f"openai:http://127.0.0.1:{free_port()}/v1"
+    with pytest.raises(ModelLoadError, match=r"Can't reach the server at .*Start it"):
+        load_model(url)
+    assert main([url, "sample", "-n", "20"]) == 3
+    err = capsys.readouterr().err
+    assert "Can't reach the server" in err and "Traceback" not in err
+
+
+@pytest.fixture
+def plain_http_server(tmp_path: Path) -> Iterator[str]:
+    """A real HTTP server that is not an OpenAI API: it serves a folder with one HTML page."""
+    (tmp_path / "page").mkdir()
+    (tmp_path / "page" / "models").write_text("<html>not an API</html>", encoding="utf-8")
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(tmp_path))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_a_server_that_is_not_an_api_is_named_with_the_fix(plain_http_server, capsys):
+    with pytest.raises(ModelLoadError, match=r"HTTP 404.*API root, usually ending in /v1"):
+        load_model(f"openai:{plain_http_server}/v1")
+    assert main([f"openai:{plain_http_server}/page", "sample"]) == 3  # an HTML page: not JSON
+    err = capsys.readouterr().err
+    assert "did not answer JSON" in err and "Traceback" not in err
+
+
+# Replies recorded from real servers scoring "Hello world, how are you?" (echo, logprobs=1).
+VLLM_REPLY = {
+    "tokens": ["Hello", " world", ",", " how", " are", " you", "?", " I"],
+    "token_logprobs": [None, -10.830, -1.837, -5.649, -5.560, -0.952, -2.385, -1.418],
+    "top_logprobs": [None, {" world": -10.83, ".": -2.1}, {",": -1.837}, {" how": -5.649, " I": -1.2},
+                     {" are": -5.56, " is": -0.4}, {" you": -0.952}, {"?": -2.385, ",": -1.1},
+                     {" I": -1.418}],
+}  # fmt: skip
+# llama-cpp-python 0.3.36's server: each position holds the distribution *after* its token.
+LLAMA_CPP_REPLY = {
+    "tokens": ["Hello", " world", ",", " how", " are", " you", "?"],
+    "token_logprobs": [None, -7.110, -14.318, -10.920, -10.827, -8.135, -10.326],
+    "top_logprobs": [None, {" of": -1.267, " world": -7.110}, {" where": -2.186, ",": -14.318},
+                     {" does": -1.935, " how": -10.920}, {" you": -0.970, " are": -10.827},
+                     {" doing": -1.333, " you": -8.135}, {" I": -1.489, "?": -10.326}],
+}  # fmt: skip
+
+
+def test_log_probs_read_one_position_late_are_refused():
+    """A greedy token must be the top choice at its own position; the shifted reply puts it one
+    position early, which the check sees when the probe is scored again with its continuation."""
+    endpoint = "http://127.0.0.1:1/v1"
+    check_alignment(endpoint, VLLM_REPLY, greedy=" I")  # aligned: accepted
+    shifted = {key: value[:-1] for key, value in LLAMA_CPP_REPLY.items()}  # the probe ...
+    with pytest.raises(ModelLoadError, match="one position late"):
+        check_alignment(endpoint, LLAMA_CPP_REPLY, greedy="?")  # ... "?" is no top choice where it stands
+    check_alignment(endpoint, shifted, greedy="not the last token")  # another tokenization: no verdict
+
+
+# -- against vLLM and llama-cpp-python (their fixtures: tests/servers.py) --------------------------
+
+
+@pytest.fixture(scope="module")
+def in_process():
+    return load_model(MODEL, ModelOptions(device="cpu", threads=2))
+
+
+TEXTS = [
+    "Janet's ducks lay 16 eggs per day. She eats three for breakfast every morning.",
+    "def add(a, b):\n    return a + b\n",
+    "Ünïcödé, emoji 🎉 and a tab\tare tokens too.",
+]
+
+
+@pytest.mark.slow
+def test_the_server_gives_the_in_process_numbers(vllm_server, in_process):
+    served = load_model(f"openai:{vllm_server}")
+    assert served.name == "smollm2" and served.context_length == 2048
+    for remote, local in zip(served.score(TEXTS), in_process.score(TEXTS), strict=True):
+        assert remote.num_tokens == local.num_tokens
+        np.testing.assert_allclose(remote.logprobs, local.logprobs, atol=2e-3)
+        assert remote.mean is None and remote.std is None  # top log-probs only: no Min-K%++
+    prompts = ["The capital of France is", "def fibonacci(n):"]
+    assert served.generate(prompts, [8, 12]) == in_process.generate(prompts, [8, 12])
+    assert served.generate(["Say hi."], [6], chat=True) == in_process.generate(["Say hi."], [6], chat=True)
+    again = ServerModel(parse_spec(f"openai:{vllm_server}#smollm2"))
+    assert again.identity == served.identity and served.identity.startswith("openai:")
+
+
+@pytest.mark.slow
+def test_an_audit_through_the_server_reads_as_in_process(vllm_server, tmp_path, capsys):
+    args = ["sample", "-n", "24", "--reference", "none", "--tests", "min-k,min-k++,zlib,completion", "--json"]
+    assert main([f"openai:{vllm_server}", *args, "--cache", str(tmp_path)]) in (0, 4)
+    remote = json.loads(capsys.readouterr().out)
+    assert main([MODEL, *args, "--no-cache", "--threads", "2"]) in (0, 4)
+    local = json.loads(capsys.readouterr().out)
+    assert remote["model"]["backend"] == "openai" and remote["verdict"]["code"] == local["verdict"]["code"]
+    local_tests = {t["name"]: t for t in local["tests"]}
+    for test in remote["tests"]:
+        if test["name"] == "min-k++":
+            assert test["status"] == "skipped" and "top log-probs" in test["skip_reason"]
+            continue
+        assert test["n_flagged"] == local_tests[test["name"]]["n_flagged"], test["name"]
+        assert test["p_value"] == pytest.approx(local_tests[test["name"]]["p_value"], abs=0.02)
+    # The same audit again is answered from the cache: no request reaches the model.
+    assert main([f"openai:{vllm_server}", *args, "--cache", str(tmp_path)]) in (0, 4)
+    warm = json.loads(capsys.readouterr().out)
+    assert warm["run"]["evidence"]["model"]["computed"] == 0 and warm["tests"] == remote["tests"]
+
+
+@pytest.mark.slow
+def test_a_model_the_server_does_not_serve_is_named_with_what_it_serves(vllm_server, capsys):
+    assert main([f"openai:{vllm_server}#gpt-5", "sample"]) == 2
+    err = capsys.readouterr().err
+    assert "serves no model 'gpt-5'" in err and "smollm2" in err and "#NAME" in err
+
+
+@pytest.mark.slow
+def test_log_probs_a_position_late_are_refused_and_generation_still_runs(llama_cpp_server, capsys):
+    assert main([f"openai:{llama_cpp_server}", "sample", "-n", "20", "--quick"]) == 3
+    err = capsys.readouterr().err
+    assert "one position late" in err and "--tests completion,guided" in err and "Traceback" not in err
+    args = ["sample", "-n", "20", "--tests", "completion", "--reference", "none", "--json", "--no-cache"]
+    assert main([f"openai:{llama_cpp_server}", *args]) in (0, 4)
+    (completion,) = json.loads(capsys.readouterr().out)["tests"]
+    assert completion["status"] != "skipped" and completion["n"] > 0

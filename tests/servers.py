@@ -1,0 +1,111 @@
+"""Real model servers for tests, started once per test session: vLLM's OpenAI-compatible server
+(CPU build) on SmolLM2-135M-Instruct, and llama-cpp-python's server on the same model's GGUF.
+
+They live in their own environment (``make server-venv``: ``.venv-servers``, or
+``CONTAMCHECK_SERVER_PYTHON``); without it their tests are skipped, except under CI, where they
+must run. ``conftest.py`` makes the two session fixtures.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from contamcheck.backends import ModelOptions
+
+ROOT = Path(__file__).resolve().parents[1]
+SERVER_PYTHON = Path(os.environ.get("CONTAMCHECK_SERVER_PYTHON", ROOT / ".venv-servers" / "bin" / "python"))
+MODEL = "pkg:smollm2-135m-instruct"
+STARTUP_S = 300
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def require_servers() -> None:
+    if not SERVER_PYTHON.exists():
+        if os.environ.get("CI"):
+            pytest.fail(f"CI must run the server tests: {SERVER_PYTHON} is missing (make server-venv)")
+        pytest.skip(f"the model servers are not installed at {SERVER_PYTHON} (make server-venv)")
+
+
+def serve(command: list[str], port: int, log_path: Path, env: dict[str, str] | None = None) -> Iterator[str]:
+    """Start a server, yield its API root once it answers, stop it afterwards."""
+    with log_path.open("w") as log:
+        server = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=env)
+        url = f"http://127.0.0.1:{port}/v1"
+        try:
+            wait_until_serving(server, url, str(log_path))
+            yield url
+        finally:
+            stop(server)
+
+
+def wait_until_serving(server: subprocess.Popen, url: str, log: str) -> None:
+    deadline = time.monotonic() + STARTUP_S
+    while True:
+        if server.poll() is not None:
+            pytest.fail(f"the server exited with {server.returncode}; see {log}")
+        try:
+            with urllib.request.urlopen(url + "/models", timeout=2):
+                return
+        except OSError:
+            if time.monotonic() > deadline:
+                pytest.fail(f"the server did not start in {STARTUP_S} s; see {log}")
+            time.sleep(1)
+
+
+def stop(server: subprocess.Popen) -> None:
+    server.terminate()
+    try:
+        server.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        server.kill()
+
+
+def vllm_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """vLLM's OpenAI-compatible server on SmolLM2, from the folder contamcheck converts its GGUF to."""
+    require_servers()
+    from contamcheck.backends.hf import HFModel, describe
+    from contamcheck.evidence import MemoryStore
+
+    converted = tmp_path_factory.mktemp("converted")
+    identity = describe(MODEL, ModelOptions(device="cpu"), MemoryStore().file_digest).identity
+    HFModel.load(MODEL, device="cpu", identity=identity, converted_dir=converted)
+    (folder,) = converted.iterdir()
+    port = free_port()
+    command = [str(SERVER_PYTHON), "-m", "vllm.entrypoints.openai.api_server", "--model", str(folder)]
+    command += ["--served-model-name", "smollm2", "--dtype", "float32", "--max-model-len", "2048"]
+    command += ["--host", "127.0.0.1", "--port", str(port)]
+    env = {
+        **os.environ,
+        "HF_HUB_OFFLINE": "1",
+        "VLLM_CPU_KVCACHE_SPACE": "1",
+        "VLLM_CPU_OMP_THREADS_BIND": "nobind",
+    }
+    try:
+        yield from serve(command, port, tmp_path_factory.mktemp("vllm") / "server.log", env)
+    finally:
+        shutil.rmtree(converted, ignore_errors=True)
+
+
+def llama_cpp_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """llama-cpp-python's OpenAI-compatible server on SmolLM2's GGUF, as its README starts it."""
+    require_servers()
+    from contamcheck.backends.packaged import resolve_packaged
+
+    port = free_port()
+    command = [str(SERVER_PYTHON), "-m", "llama_cpp.server", "--model", str(resolve_packaged(MODEL))]
+    command += ["--n_ctx", "2048", "--host", "127.0.0.1", "--port", str(port)]
+    yield from serve(command, port, tmp_path_factory.mktemp("llama-cpp") / "server.log")
