@@ -8,8 +8,10 @@ must run. ``conftest.py`` makes the two session fixtures.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import time
@@ -43,7 +45,10 @@ def require_servers() -> None:
 def serve(command: list[str], port: int, log_path: Path, env: dict[str, str] | None = None) -> Iterator[str]:
     """Start a server, yield its API root once it answers, stop it afterwards."""
     with log_path.open("w") as log:
-        server = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=env)
+        # its own process group: stopping it stops the workers it starts (vLLM's engine core)
+        server = subprocess.Popen(
+            command, stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True
+        )
         url = f"http://127.0.0.1:{port}/v1"
         try:
             wait_until_serving(server, url, str(log_path))
@@ -67,11 +72,14 @@ def wait_until_serving(server: subprocess.Popen, url: str, log: str) -> None:
 
 
 def stop(server: subprocess.Popen) -> None:
-    server.terminate()
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(server.pid, signal.SIGTERM)
     try:
         server.wait(timeout=30)
     except subprocess.TimeoutExpired:
-        server.kill()
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(server.pid, signal.SIGKILL)
+        server.wait()
 
 
 def vllm_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:

@@ -67,33 +67,24 @@ def test_a_server_that_is_not_an_api_is_named_with_the_fix(plain_http_server, ca
     assert "did not answer JSON" in err and "Traceback" not in err
 
 
-# Replies recorded from real servers scoring "Hello world, how are you?" (echo, logprobs=1).
-VLLM_REPLY = {
-    "tokens": ["Hello", " world", ",", " how", " are", " you", "?", " I"],
-    "token_logprobs": [None, -10.830, -1.837, -5.649, -5.560, -0.952, -2.385, -1.418],
-    "top_logprobs": [None, {" world": -10.83, ".": -2.1}, {",": -1.837}, {" how": -5.649, " I": -1.2},
-                     {" are": -5.56, " is": -0.4}, {" you": -0.952}, {"?": -2.385, ",": -1.1},
-                     {" I": -1.418}],
-}  # fmt: skip
-# llama-cpp-python 0.3.36's server: each position holds the distribution *after* its token.
-LLAMA_CPP_REPLY = {
-    "tokens": ["Hello", " world", ",", " how", " are", " you", "?"],
-    "token_logprobs": [None, -7.110, -14.318, -10.920, -10.827, -8.135, -10.326],
-    "top_logprobs": [None, {" of": -1.267, " world": -7.110}, {" where": -2.186, ",": -14.318},
-                     {" does": -1.935, " how": -10.920}, {" you": -0.970, " are": -10.827},
-                     {" doing": -1.333, " you": -8.135}, {" I": -1.489, "?": -10.326}],
-}  # fmt: skip
+# The echo of the fingerprint's probe text, and of the probe followed by the server's own greedy
+# token, recorded from vLLM's server and llama-cpp-python's on SmolLM2 ("recorded" in the file).
+ECHOES = json.loads((Path(__file__).parent / "data" / "server-echoes.json").read_text(encoding="utf-8"))
 
 
 def test_log_probs_read_one_position_late_are_refused():
-    """A greedy token must be the top choice at its own position; the shifted reply puts it one
-    position early, which the check sees when the probe is scored again with its continuation."""
-    endpoint = "http://127.0.0.1:1/v1"
-    check_alignment(endpoint, VLLM_REPLY, greedy=" I")  # aligned: accepted
-    shifted = {key: value[:-1] for key, value in LLAMA_CPP_REPLY.items()}  # the probe ...
+    url = "http://127.0.0.1:1/v1"
+    vllm, late = ECHOES["vllm"], ECHOES["llama_cpp"]
+    check_alignment(url, vllm["probe"], vllm["continued"], vllm["greedy"])  # read where they stand
     with pytest.raises(ModelLoadError, match="one position late"):
-        check_alignment(endpoint, LLAMA_CPP_REPLY, greedy="?")  # ... "?" is no top choice where it stands
-    check_alignment(endpoint, shifted, greedy="not the last token")  # another tokenization: no verdict
+        check_alignment(url, late["probe"], late["continued"], late["greedy"])
+    with pytest.raises(ModelLoadError, match="one position late"):  # the probe's counts alone tell
+        check_alignment(url, late["probe"])
+    short = {key: values[:3] for key, values in late["probe"].items()}
+    check_alignment(url, short)  # too short to count: nothing refused ...
+    with pytest.raises(ModelLoadError, match="one position late"):  # ... but the greedy token tells
+        check_alignment(url, short, late["continued"], late["greedy"])
+    check_alignment(url, short, late["continued"], " not its last token")  # another tokenization
 
 
 # -- against vLLM and llama-cpp-python (their fixtures: tests/servers.py) --------------------------
@@ -141,7 +132,7 @@ def test_an_audit_through_the_server_reads_as_in_process(vllm_server, tmp_path, 
             continue
         assert test["n_flagged"] == local_tests[test["name"]]["n_flagged"], test["name"]
         assert test["p_value"] == pytest.approx(local_tests[test["name"]]["p_value"], abs=0.02)
-    # The same audit again is answered from the cache: no request reaches the model.
+    # The same audit again is answered from the cache: only the fingerprint's probe is sent.
     assert main([f"openai:{vllm_server}", *args, "--cache", str(tmp_path)]) in (0, 4)
     warm = json.loads(capsys.readouterr().out)
     assert warm["run"]["evidence"]["model"]["computed"] == 0 and warm["tests"] == remote["tests"]

@@ -634,7 +634,8 @@ def converted_copy(source: ModelSource, identity: str | None, converted_dir: Pat
     """Where a GGUF model's dequantised copy lives (dequantising takes most of its load time)."""
     if source.kind != "gguf" or converted_dir is None or identity is None:
         return None
-    return converted_dir / hashlib.sha256(identity.encode()).hexdigest()[:24]
+    # v2: tied embeddings under the input embedding's name (copies made before are made again)
+    return converted_dir / f"v2-{hashlib.sha256(identity.encode()).hexdigest()[:24]}"
 
 
 def _save_converted(model: Any, tokenizer: Any, target: Path) -> None:

@@ -1,26 +1,33 @@
-"""A model behind an OpenAI-compatible completions server: vLLM, llama.cpp's Python server, others.
+"""A model behind an OpenAI-compatible completions server, such as vLLM's.
 
 MODEL is ``openai:URL`` (the server's API root, ``/v1`` added when the URL has no path), with
-``#NAME`` after it to pick one of several served models. The server must return the prompt's own
-token log-probs (``echo`` with ``logprobs`` on ``/v1/completions``): vLLM's does, and so does
-llama-cpp-python's when started with ``--logits_all true``. A server that doesn't is refused with
-that reason; OpenAI's own API no longer does.
+``#NAME`` after it to pick one of several served models. The likelihood tests need the prompt's own
+token log-probs (``echo`` with ``logprobs`` on ``/v1/completions``), read where each token stands:
+vLLM's server gives them. A server that gives none, or reads each one a position late
+(llama-cpp-python 0.3's server does: docs/validation/server-alignment.md), is refused for scoring
+with that reason; the tests that only generate still run on it. OpenAI's own API gives none.
 
 * **Scores** come from one request per text, ``max_tokens=1``, ``echo`` and ``logprobs=1``; the
   first ``usage.prompt_tokens`` echoed tokens are the text's, and the generated one is dropped.
   The first token has no context and no log-prob (a beginning-of-sequence token before it gives
   it one), as in-process. Such servers give the top few log-probs only, not the whole next-token
   distribution, so μ_t and σ_t are None and Min-K%++ is skipped with that reason.
-* **Generations** are greedy (temperature 0), raw text on ``/v1/completions``, or one user message
-  on ``/v1/chat/completions`` for chat prompts (raw text when the server has no chat template).
-* **Identity** (the evidence cache's key) is a fingerprint of the numbers the server gives a fixed
-  probe text: its tokens and their log-probs rounded to 0.1. Weights swapped behind the same served
-  name get a new identity (no stale evidence); the same weights served elsewhere share the cache.
-  A server whose numbers move between calls by more than rounding may miss the cache now and then:
-  a miss recomputes, it never mixes two models.
-* Requests run ``CONCURRENCY`` at a time (servers batch concurrent requests); a refused connection,
-  HTTP 429 or 5xx is retried ``RETRIES`` times before the audit stops (what was computed is kept).
-  ``OPENAI_API_KEY``, when set, is sent as the bearer token; it is never stored or shown.
+* **Generations** are greedy: temperature 0 with every penalty off (a server may otherwise apply
+  the model's own ``generation_config.json``, whose repetition penalty would hold back the verbatim
+  recall the completion test looks for), raw text on ``/v1/completions``, or one user message on
+  ``/v1/chat/completions`` for chat prompts (raw text when the server has no chat template).
+* **Identity** (the evidence cache's key) is the served name and path with a fingerprint of the
+  numbers the server gives a fixed probe text: its tokens and their log-probs rounded to 0.1. So
+  weights swapped behind the same name and path get a new identity unless every probe log-prob
+  rounds the same (weights that close give the audit the same numbers to about that precision).
+  A server whose numbers move between calls by more than rounding (batch-dependent GPU kernels)
+  may miss the cache now and then; a miss recomputes.
+* Requests run ``CONCURRENCY`` at a time (servers batch concurrent requests); HTTP 429 or 5xx, a
+  dropped connection, and a refused one once the model has answered, are retried ``RETRIES`` times
+  before the audit stops; a request unanswered after ``TIMEOUT_S`` stops it at once. Evidence of
+  the batches finished before is kept, and the same command resumes.
+* ``CONTAMCHECK_API_KEY`` (else ``VLLM_API_KEY``), when set, is sent as the bearer token; never
+  ``OPENAI_API_KEY``, which is often a key to someone else's service. It is never stored or shown.
 
 Only the standard library is used: no client package to install.
 """
@@ -28,6 +35,7 @@ Only the standard library is used: no client package to install.
 from __future__ import annotations
 
 import hashlib
+import http.client
 import json
 import os
 import threading
@@ -52,6 +60,13 @@ RETRIES = 3
 TIMEOUT_S = 600.0  # one request: a long generation on a busy CPU server is slow
 MAX_REPLY_BYTES = 64 * 2**20
 RETRY_STATUS = frozenset({429, 500, 502, 503, 504})
+MAX_RETRY_AFTER_S = 30.0
+API_KEY_VARIABLES = ("CONTAMCHECK_API_KEY", "VLLM_API_KEY")
+# Greedy, and nothing else: the standard fields, then vLLM's and llama.cpp's own penalties (dropped
+# for a server that refuses fields it does not know).
+GREEDY = {"temperature": 0, "top_p": 1, "presence_penalty": 0, "frequency_penalty": 0}
+NO_REPETITION_PENALTY = {"repetition_penalty": 1.0, "repeat_penalty": 1.0}
+ALIGNMENT_TOLERANCE = 0.3  # nats: kernels differ between a generation and a prefill; a shift is several
 # Ordinary English with numbers, punctuation and a name: every tokenizer splits it differently, and
 # any change of weights moves some of its log-probs.
 PROBE = (
@@ -73,7 +88,11 @@ def parse_spec(spec: str) -> Endpoint:
     body = spec.removeprefix(PREFIX).strip()
     url, _, model = body.partition("#")
     parts = urlsplit(url)
-    if parts.scheme not in ("http", "https") or not parts.netloc:
+    try:
+        parts.port  # noqa: B018 (a port that is not a number raises here, not at the first request)
+    except ValueError:
+        parts = urlsplit("")
+    if parts.scheme not in ("http", "https") or not parts.hostname:
         raise InputError(
             f"Can't read the server address in {spec!r}: expected {SPEC_FORMAT} (an http:// or https:// URL)."
         )
@@ -90,15 +109,21 @@ class ServerModel:
 
     def __init__(self, endpoint: Endpoint, api_key: str | None = None) -> None:
         self.endpoint = endpoint
-        self._api_key = api_key if api_key is not None else os.environ.get("OPENAI_API_KEY")
+        keys = (os.environ.get(name) for name in API_KEY_VARIABLES)
+        self._api_key = api_key if api_key is not None else next((key for key in keys if key), None)
         self._chat = True  # until the server says it has no chat template
+        self._extras = True  # until the server refuses the penalties it does not know
         self._refusal: ModelLoadError | None = None  # why its log-probs can't be used, if they can't
+        self._answered = False  # a refused connection is retried once the server has answered
         self._lock = threading.Lock()
+        self.context_length: int | None = None
         listed = self._served_models()
+        self._answered = True
         self.name = self._choose(listed)
         entry = next(item for item in listed if item.get("id") == self.name)
         length = entry.get("max_model_len") or entry.get("context_length")
-        self.context_length: int | None = int(length) if isinstance(length, int) and length > 0 else None
+        self.context_length = int(length) if isinstance(length, int) and length > 0 else None
+        self._where = [self.name, str(entry.get("root") or ""), str(entry.get("parent") or "")]
         self.identity = self._fingerprint()
 
     # -- the protocol -------------------------------------------------------------------------------
@@ -129,17 +154,7 @@ class ServerModel:
     def _score_one(self, text: str) -> TokenStats:
         if not text:
             return TokenStats(logprobs=np.zeros(0))
-        reply = self._post(
-            "/completions",
-            {
-                "model": self.name,
-                "prompt": text,
-                "max_tokens": 1,
-                "echo": True,
-                "logprobs": 1,
-                "temperature": 0,
-            },
-        )
+        reply = self._complete(self._echo_request(text))
         try:
             choice = reply["choices"][0]
             logprobs = choice.get("logprobs") or {}
@@ -149,17 +164,26 @@ class ServerModel:
             raise self._shape_error(reply) from None
         if not isinstance(values, list) or len(values) < prompt_tokens:
             raise self._no_prompt_logprobs()
-        scored = [float(v) for v in values[:prompt_tokens] if v is not None]
-        return TokenStats(logprobs=np.asarray(scored, dtype=np.float64))
+        values = values[:prompt_tokens]
+        if values and values[0] is None:  # the first token, without context
+            values = values[1:]
+        if any(v is None for v in values):  # a gap would shift every position after it
+            raise self._shape_error(reply)
+        return TokenStats(logprobs=np.asarray([float(v) for v in values], dtype=np.float64))
+
+    def _echo_request(self, prompt: str) -> dict[str, Any]:
+        return {"model": self.name, "prompt": prompt, "max_tokens": 1, "echo": True, "logprobs": 1}
 
     def _generate_one(self, prompt: str, budget: int, chat: bool) -> str:
         if budget <= 0:
             return ""
-        request: dict[str, Any] = {"model": self.name, "max_tokens": int(budget), "temperature": 0}
+        request: dict[str, Any] = {"model": self.name, "max_tokens": int(budget)}
         if chat and self._chat:
             try:
                 messages = [{"role": "user", "content": prompt}]
-                reply = self._post("/chat/completions", {**request, "messages": messages}, raw_errors=True)
+                reply = self._complete(
+                    {**request, "messages": messages}, "/chat/completions", raw_errors=True
+                )
                 return str(reply["choices"][0]["message"]["content"] or "")
             except _ClientError as exc:
                 if exc.status != 400 or "template" not in exc.message.lower():
@@ -168,7 +192,7 @@ class ServerModel:
                     self._chat = False  # a base model without a chat template: raw text, as in-process
             except (KeyError, IndexError, TypeError):
                 raise self._shape_error(reply) from None
-        reply = self._post("/completions", {**request, "prompt": prompt})
+        reply = self._complete({**request, "prompt": prompt})
         try:
             return str(reply["choices"][0]["text"] or "")
         except (KeyError, IndexError, TypeError):
@@ -183,20 +207,21 @@ class ServerModel:
         """``one`` over ``items``, ``CONCURRENCY`` at a time, in order; the first error stops the rest."""
         if not items:
             return []
-        with ThreadPoolExecutor(max_workers=min(CONCURRENCY, len(items))) as pool:
-            futures = [pool.submit(one, item) for item in items]
-            pending: set[Future[Any]] = set(futures)
-            try:
-                while pending:
-                    done, pending = wait(pending, return_when=FIRST_COMPLETED)
-                    for future in done:
-                        future.result()  # raises the first failure
-                    if on_progress is not None:
-                        on_progress(len(futures) - len(pending))
-            except BaseException:
-                for future in pending:
-                    future.cancel()
-                raise
+        pool = ThreadPoolExecutor(max_workers=min(CONCURRENCY, len(items)))
+        futures = [pool.submit(one, item) for item in items]
+        pending: set[Future[Any]] = set(futures)
+        try:
+            while pending:
+                done, pending = wait(pending, return_when=FIRST_COMPLETED)
+                for future in done:
+                    future.result()  # raises the first failure
+                if on_progress is not None:
+                    on_progress(len(futures) - len(pending))  # raises when the audit is cancelled
+        except BaseException:
+            # Stop now: requests not sent are dropped, those in flight end on their own.
+            pool.shutdown(wait=False, cancel_futures=True)
+            raise
+        pool.shutdown()
         return [future.result() for future in futures]
 
     def _served_models(self) -> list[dict[str, Any]]:
@@ -241,26 +266,27 @@ class ServerModel:
         except _Refused as exc:
             self._refusal = exc.failure
             continuation = self._generate_one(PROBE, 32, chat=False)
-            digest = hashlib.sha256(json.dumps(["generated", continuation]).encode("utf-8")).hexdigest()
-            return f"openai:{digest[:24]}"
+            return self._identity_of(["generated", continuation])
         rounded = [
             None if v is None else round(float(v), PROBE_DECIMALS) + 0.0 for v in probe["token_logprobs"]
         ]
-        digest = hashlib.sha256(json.dumps([probe["tokens"], rounded]).encode("utf-8")).hexdigest()
         greedy = text[len(PROBE) :] if text.startswith(PROBE) else ""
-        if greedy:
-            try:
-                check_alignment(self.endpoint.base_url, self._echo(PROBE + greedy)[1], greedy)
-            except ModelLoadError as exc:
-                self._refusal = exc
+        continued = self._echo(PROBE + greedy)[1] if greedy else None
+        try:
+            check_alignment(self.endpoint.base_url, probe, continued, greedy)
+        except ModelLoadError as exc:
+            self._refusal = exc
+        return self._identity_of([probe["tokens"], rounded])
+
+    def _identity_of(self, numbers: list[Any]) -> str:
+        digest = hashlib.sha256(json.dumps([self._where, numbers]).encode("utf-8")).hexdigest()
         return f"openai:{digest[:24]}"
 
     def _echo(self, prompt: str) -> tuple[str, dict[str, list[Any]]]:
         """The echoed text (prompt and one greedy token) and the prompt's own tokens, log-probs and
         top log-probs."""
-        request = {"model": self.name, "prompt": prompt, "max_tokens": 1, "echo": True, "logprobs": 1}
         try:
-            reply = self._post("/completions", {**request, "temperature": 0}, raw_errors=True)
+            reply = self._complete(self._echo_request(prompt), raw_errors=True)
         except _ClientError as exc:
             if exc.status in (400, 422):  # echo or logprobs refused
                 raise _Refused(self._no_prompt_logprobs(exc.message)) from None
@@ -279,6 +305,20 @@ class ServerModel:
         return text, {key: value[:n] for key, value in lists.items()}
 
     # -- HTTP ---------------------------------------------------------------------------------------
+
+    def _complete(self, body: dict[str, Any], path: str = "/completions", raw_errors: bool = False) -> Any:
+        """A greedy completion request; the penalties' fields go once the server refuses them."""
+        extras = NO_REPETITION_PENALTY if self._extras else {}
+        try:
+            return self._post(path, {**body, **GREEDY, **extras}, raw_errors=True)
+        except _ClientError as exc:
+            named = any(field in exc.message for field in NO_REPETITION_PENALTY)
+            if extras and exc.status in (400, 422) and (named or "extra" in exc.message.lower()):
+                self._extras = False  # a strict server: the standard fields only
+                return self._complete(body, path, raw_errors)
+            if raw_errors:
+                raise
+            raise exc.failure from None
 
     def _get(self, path: str) -> Any:
         try:
@@ -317,14 +357,25 @@ class ServerModel:
                     raw = response.read(MAX_REPLY_BYTES + 1)
             except urllib.error.HTTPError as exc:
                 if exc.code in RETRY_STATUS and attempt < RETRIES:
-                    time.sleep(0.5 * 2**attempt)
+                    time.sleep(_retry_after(exc) or 0.5 * 2**attempt)
                     continue
-                raise _ClientError(exc.code, _server_message(exc), where, self.endpoint.base_url) from None
-            except (urllib.error.URLError, OSError) as exc:
+                raise _ClientError(exc.code, _server_message(exc), where, self) from None
+            except (TimeoutError, http.client.HTTPException, urllib.error.URLError, OSError) as exc:
                 reason = getattr(exc, "reason", exc)
-                if attempt < RETRIES and not isinstance(reason, ConnectionRefusedError):
+                if isinstance(reason, TimeoutError):
+                    raise RuntimeFailure(
+                        f"{where} got no answer in {TIMEOUT_S:.0f} s: the server is stuck or far too "
+                        "busy. What was computed is kept; the same command resumes."
+                    ) from None
+                refused = isinstance(reason, ConnectionRefusedError)
+                if attempt < RETRIES and (self._answered or not refused):
                     time.sleep(0.5 * 2**attempt)
                     continue
+                if self._answered:
+                    raise RuntimeFailure(
+                        f"The server at {self.endpoint.base_url} stopped answering ({reason}). What "
+                        "was computed is kept; the same command resumes once it is back."
+                    ) from None
                 raise ModelLoadError(
                     f"Can't reach the server at {self.endpoint.base_url} ({reason}). Start it (for "
                     "example `vllm serve MODEL`), or check the address and port."
@@ -361,14 +412,22 @@ class _Refused(Exception):
 class _ClientError(Exception):
     """An HTTP error from the server, with the error to raise for it."""
 
-    def __init__(self, status: int, message: str, where: str, base_url: str) -> None:
+    def __init__(self, status: int, message: str, where: str, model: ServerModel) -> None:
         super().__init__(message)
         self.status = status
         self.message = message
+        base_url = model.endpoint.base_url
+        too_long = any(words in message.lower() for words in ("context length", "context window", "too long"))
         if status in (401, 403):
             self.failure: Exception = ModelLoadError(
                 f"The server at {base_url} refused the request (HTTP {status}: {message}). Set "
-                "OPENAI_API_KEY to its key."
+                "CONTAMCHECK_API_KEY to its key (vLLM's --api-key)."
+            )
+        elif status == 400 and too_long:
+            window = f" of {model.context_length} tokens" if model.context_length else ""
+            self.failure = RuntimeFailure(
+                f"A text is too long for the server's context window{window} ({message}). Serve the "
+                "model with a longer one (vLLM: --max-model-len), or leave the longest questions out."
             )
         elif status == 404:
             self.failure = ModelLoadError(
@@ -377,6 +436,14 @@ class _ClientError(Exception):
             )
         else:
             self.failure = RuntimeFailure(f"{where} failed (HTTP {status}): {message}")
+
+
+def _retry_after(error: urllib.error.HTTPError) -> float | None:
+    """The wait a busy server asks for (seconds), capped."""
+    try:
+        return min(MAX_RETRY_AFTER_S, max(0.0, float(error.headers.get("Retry-After", ""))))
+    except (TypeError, ValueError):
+        return None
 
 
 def _server_message(error: urllib.error.HTTPError) -> str:
@@ -396,26 +463,33 @@ def _server_message(error: urllib.error.HTTPError) -> str:
     return " ".join(str(detail).split())[:300]
 
 
-def check_alignment(base_url: str, logprobs: dict[str, list[Any]], greedy: str) -> None:
-    """Refuse log-probs read one position late.
+def check_alignment(
+    base_url: str,
+    probe: dict[str, list[Any]],
+    continued: dict[str, list[Any]] | None = None,
+    greedy: str = "",
+) -> None:
+    """Refuse log-probs read one position late, on two signs.
 
-    ``logprobs`` is the echo of a prompt that ends in ``greedy``, the server's own greedy
-    continuation of the rest; so at that last position ``greedy`` must be the top choice. A server
-    that reads each token's log-prob from the distribution *after* it (llama-cpp-python 0.3's
-    server does, with echo: docs/validation/server-alignment.md) shows the distribution over the next
-    token there instead. Where the last token is not ``greedy`` (the text tokenized differently)
-    nothing can be told and nothing is refused.
+    ``probe`` is the echo of the probe text: its tokens and, at each, the server's top choice. Read
+    where each token stands, the top choice at a token is often that very token; read a position
+    late (the prediction after the token: llama-cpp-python 0.3's server, with echo), it is often the
+    *next* token. Late is called where the second count is at least 3 and over twice the first.
+    ``continued`` is the echo of the probe followed by ``greedy``, the server's own greedy
+    continuation of it: there ``greedy`` must be the top choice at its own position, to within
+    ``ALIGNMENT_TOLERANCE``. Where neither sign can be read (a short probe, another tokenization of
+    the continuation), nothing is refused.
     """
-    tokens, values, tops = logprobs["tokens"], logprobs["token_logprobs"], logprobs["top_logprobs"]
-    if (
-        not tokens
-        or tokens[-1] != greedy
-        or values[-1] is None
-        or not isinstance(tops[-1], dict)
-        or not tops[-1]
-    ):
-        return
-    if float(values[-1]) < max(float(v) for v in tops[-1].values()) - 1e-3:
+    tokens, tops = probe["tokens"], probe["top_logprobs"]
+    best = [max(top, key=lambda k: top[k]) if isinstance(top, dict) and top else None for top in tops]
+    here = sum(best[i] == tokens[i] for i in range(1, len(tokens)))
+    late = sum(best[i] == tokens[i + 1] for i in range(1, len(tokens) - 1))
+    shifted = late >= 3 and late > 2 * here
+    if continued is not None and continued["tokens"] and continued["tokens"][-1] == greedy:
+        value, top = continued["token_logprobs"][-1], continued["top_logprobs"][-1]
+        if value is not None and isinstance(top, dict) and top:
+            shifted = shifted or float(value) < max(float(v) for v in top.values()) - ALIGNMENT_TOLERANCE
+    if shifted:
         raise ModelLoadError(
             f"The server at {base_url} returns each token's log-prob one position late (from the "
             "prediction after the token, not before it; llama-cpp-python's server does this with "

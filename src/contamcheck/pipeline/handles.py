@@ -140,9 +140,10 @@ def resolve_reference(
                 return ReferenceInfo(status="unavailable", requested=requested, reason=reason), None
             if identity == target.identity or same_revision(identity, target.identity):
                 continue
-            return ReferenceInfo(
-                status="used", requested=requested, reason=f"closest GPT-2 in size: {name}"
-            ), handle
+            reason = f"closest GPT-2 in size: {name}"
+            if not target.num_parameters:  # a served model: the API does not say its size
+                reason = f"the model's size is unknown (--reference NAME chooses): {name}"
+            return ReferenceInfo(status="used", requested=requested, reason=reason), handle
         return ReferenceInfo(
             status="unavailable", requested=requested, reason="no GPT-2 but the tested model itself"
         ), None
