@@ -1,5 +1,6 @@
 """Real model servers for tests, started once per test session: vLLM's OpenAI-compatible server
-(CPU build) on SmolLM2-135M-Instruct, and llama-cpp-python's server on the same model's GGUF.
+(CPU build) on SmolLM2-135M-Instruct, behind an API key that the session's CONTAMCHECK_API_KEY
+holds while it runs, and llama-cpp-python's server on the same model's GGUF.
 
 They live in their own environment (``make server-venv``: ``.venv-servers``, or
 ``CONTAMCHECK_SERVER_PYTHON``); without it their tests are skipped, except under CI, where they
@@ -15,6 +16,7 @@ import signal
 import socket
 import subprocess
 import time
+import urllib.error
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
@@ -27,6 +29,7 @@ ROOT = Path(__file__).resolve().parents[1]
 SERVER_PYTHON = Path(os.environ.get("CONTAMCHECK_SERVER_PYTHON", ROOT / ".venv-servers" / "bin" / "python"))
 MODEL = "pkg:smollm2-135m-instruct"
 STARTUP_S = 300
+API_KEY = "contamcheck-test-key"  # vLLM is started with it: every request of the tests carries it
 
 
 def free_port() -> int:
@@ -65,6 +68,8 @@ def wait_until_serving(server: subprocess.Popen, url: str, log: str) -> None:
         try:
             with urllib.request.urlopen(url + "/models", timeout=2):
                 return
+        except urllib.error.HTTPError:  # it answers (401 without the key): it is serving
+            return
         except OSError:
             if time.monotonic() > deadline:
                 pytest.fail(f"the server did not start in {STARTUP_S} s; see {log}")
@@ -95,17 +100,23 @@ def vllm_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     port = free_port()
     command = [str(SERVER_PYTHON), "-m", "vllm.entrypoints.openai.api_server", "--model", str(folder)]
     command += ["--served-model-name", "smollm2", "--dtype", "float32", "--max-model-len", "2048"]
-    command += ["--host", "127.0.0.1", "--port", str(port)]
+    command += ["--host", "127.0.0.1", "--port", str(port), "--api-key", API_KEY]
     env = {
         **os.environ,
         "HF_HUB_OFFLINE": "1",
         "VLLM_CPU_KVCACHE_SPACE": "1",
         "VLLM_CPU_OMP_THREADS_BIND": "nobind",
     }
+    before = os.environ.get("CONTAMCHECK_API_KEY")
+    os.environ["CONTAMCHECK_API_KEY"] = API_KEY
     try:
         yield from serve(command, port, tmp_path_factory.mktemp("vllm") / "server.log", env)
     finally:
         shutil.rmtree(converted, ignore_errors=True)
+        if before is None:
+            os.environ.pop("CONTAMCHECK_API_KEY", None)
+        else:
+            os.environ["CONTAMCHECK_API_KEY"] = before
 
 
 def llama_cpp_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:

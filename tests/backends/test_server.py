@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from servers import MODEL, free_port
+from servers import API_KEY, MODEL, free_port
 
 from contamcheck.backends import ModelOptions, backend_name, load_model
 from contamcheck.backends.server import Endpoint, ServerModel, check_alignment, parse_spec
@@ -136,6 +136,16 @@ def test_an_audit_through_the_server_reads_as_in_process(vllm_server, tmp_path, 
     assert main([f"openai:{vllm_server}", *args, "--cache", str(tmp_path)]) in (0, 4)
     warm = json.loads(capsys.readouterr().out)
     assert warm["run"]["evidence"]["model"]["computed"] == 0 and warm["tests"] == remote["tests"]
+
+
+@pytest.mark.slow
+def test_the_key_goes_with_every_request_and_its_absence_is_named(vllm_server, monkeypatch, capsys):
+    # every other test of vLLM passes only with the key (the server was started with --api-key)
+    monkeypatch.delenv("CONTAMCHECK_API_KEY")
+    monkeypatch.setenv("OPENAI_API_KEY", API_KEY)  # never sent: often a key to another service
+    assert main([f"openai:{vllm_server}", "sample", "-n", "20", "--quick"]) == 3
+    err = capsys.readouterr().err
+    assert "HTTP 401" in err and "Set CONTAMCHECK_API_KEY" in err and "Traceback" not in err
 
 
 @pytest.mark.slow
