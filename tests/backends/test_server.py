@@ -157,10 +157,15 @@ def test_a_model_the_server_does_not_serve_is_named_with_what_it_serves(vllm_ser
 
 @pytest.mark.slow
 def test_log_probs_a_position_late_are_refused_and_generation_still_runs(llama_cpp_server, capsys):
-    assert main([f"openai:{llama_cpp_server}", "sample", "-n", "20", "--quick"]) == 3
-    err = capsys.readouterr().err
-    assert "one position late" in err and "--tests completion,guided" in err and "Traceback" not in err
-    args = ["sample", "-n", "20", "--tests", "completion", "--reference", "none", "--json", "--no-cache"]
+    args = ["sample", "-n", "20", "--tests", "completion,min-k,zlib,canonical-order", "--json", "--no-cache"]
     assert main([f"openai:{llama_cpp_server}", *args]) in (0, 4)
-    (completion,) = json.loads(capsys.readouterr().out)["tests"]
-    assert completion["status"] != "skipped" and completion["n"] > 0
+    report = json.loads(capsys.readouterr().out)
+    tests = {test["name"]: test for test in report["tests"]}
+    assert tests["completion"]["status"] != "skipped" and tests["completion"]["n"] > 0
+    for name in ("min-k", "zlib", "canonical-order"):
+        assert tests[name]["status"] == "skipped" and "one position late" in tests[name]["skip_reason"]
+    assert report["reference"]["status"] == "none" and "can't be used" in report["reference"]["reason"]
+    # Only tests that score: nothing can judge, and the gate does not pass silently.
+    assert main([f"openai:{llama_cpp_server}", "sample", "-n", "20", "--quick"]) == 4
+    captured = capsys.readouterr()
+    assert "one position late" in captured.out and "Traceback" not in captured.err

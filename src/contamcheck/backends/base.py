@@ -45,6 +45,7 @@ class ModelDescription:
     identity: str | None
     settings: dict[str, str]
     weight_bytes: int | None = None
+    cannot_score: str | None = None  # why its token log-probs can't be used (a server's), if they can't
 
 
 @runtime_checkable

@@ -4,8 +4,9 @@ MODEL is ``openai:URL`` (the server's API root, ``/v1`` added when the URL has n
 ``#NAME`` after it to pick one of several served models. The likelihood tests need the prompt's own
 token log-probs (``echo`` with ``logprobs`` on ``/v1/completions``), read where each token stands:
 vLLM's server gives them. A server that gives none, or reads each one a position late
-(llama-cpp-python 0.3's server does: docs/validation/server-alignment.md), is refused for scoring
-with that reason; the tests that only generate still run on it. OpenAI's own API gives none.
+(llama-cpp-python 0.3's server does: docs/validation/server-alignment.md), is refused for scoring:
+the description says why (``cannot_score``), the audit skips the tests that score with that reason,
+and the tests that only generate still run on it. OpenAI's own API gives none.
 
 * **Scores** come from one request per text, ``max_tokens=1``, ``echo`` and ``logprobs=1``; the
   first ``usage.prompt_tokens`` echoed tokens are the text's, and the generated one is dropped.
@@ -66,6 +67,7 @@ API_KEY_VARIABLES = ("CONTAMCHECK_API_KEY", "VLLM_API_KEY")
 # for a server that refuses fields it does not know).
 GREEDY = {"temperature": 0, "top_p": 1, "presence_penalty": 0, "frequency_penalty": 0}
 NO_REPETITION_PENALTY = {"repetition_penalty": 1.0, "repeat_penalty": 1.0}
+SERVED_WITH_LOGPROBS = "vLLM's server gives them where they stand (docs/validation/server-alignment.md)"
 ALIGNMENT_TOLERANCE = 0.3  # nats: kernels differ between a generation and a prefill; a shift is several
 # Ordinary English with numbers, punctuation and a name: every tokenizer splits it differently, and
 # any change of weights moves some of its log-probs.
@@ -114,6 +116,7 @@ class ServerModel:
         self._chat = True  # until the server says it has no chat template
         self._extras = True  # until the server refuses the penalties it does not know
         self._refusal: ModelLoadError | None = None  # why its log-probs can't be used, if they can't
+        self.cannot_score: str | None = None  # the same, as a test's skip reason
         self._answered = False  # a refused connection is retried once the server has answered
         self._lock = threading.Lock()
         self.context_length: int | None = None
@@ -253,7 +256,7 @@ class ServerModel:
         return ModelLoadError(
             f"The server at {self.endpoint.base_url} does not return a prompt's own token log-probs "
             f"(echo with logprobs on /v1/completions{': ' + why if why else ''}), which every "
-            "likelihood test needs. Serve the model with vLLM, or run only --tests completion,guided."
+            "likelihood test needs; serve the model with vLLM to run them."
         )
 
     def _fingerprint(self) -> str:
@@ -265,6 +268,7 @@ class ServerModel:
             text, probe = self._echo(PROBE)
         except _Refused as exc:
             self._refusal = exc.failure
+            self.cannot_score = f"the server gives no token log-probs for a prompt; {SERVED_WITH_LOGPROBS}"
             continuation = self._generate_one(PROBE, 32, chat=False)
             return self._identity_of(["generated", continuation])
         rounded = [
@@ -276,6 +280,9 @@ class ServerModel:
             check_alignment(self.endpoint.base_url, probe, continued, greedy)
         except ModelLoadError as exc:
             self._refusal = exc
+            self.cannot_score = (
+                f"the server reads each token's log-prob one position late; {SERVED_WITH_LOGPROBS}"
+            )
         return self._identity_of([probe["tokens"], rounded])
 
     def _identity_of(self, numbers: list[Any]) -> str:
@@ -493,14 +500,17 @@ def check_alignment(
         raise ModelLoadError(
             f"The server at {base_url} returns each token's log-prob one position late (from the "
             "prediction after the token, not before it; llama-cpp-python's server does this with "
-            "echo), so every likelihood test would read noise. Serve the model with vLLM, or run "
-            "only --tests completion,guided."
+            "echo), so every likelihood test would read noise; serve the model with vLLM to run them."
         )
 
 
 def describe(spec: str) -> tuple[ModelDescription, ServerModel]:
     """Identify the served model: asking the server is cheap, so identifying it connects."""
     model = ServerModel(parse_spec(spec))
-    return ModelDescription(
-        f"{model.name} at {model.endpoint.base_url}", model.identity, model.settings()
-    ), model
+    description = ModelDescription(
+        f"{model.name} at {model.endpoint.base_url}",
+        model.identity,
+        model.settings(),
+        cannot_score=model.cannot_score,
+    )
+    return description, model

@@ -22,7 +22,7 @@ from ..benchmarks import Benchmark, load_benchmark
 from ..config import AuditConfig
 from ..controls import Controls, build_controls
 from ..errors import InputError
-from ..evidence import Evidence, EvidenceEngine, EvidenceStore, MemoryStore, Request
+from ..evidence import Evidence, EvidenceEngine, EvidenceStore, MemoryStore, Request, ScoreRequest
 from ..evidence.cache import NULLS_DIR, EvidenceCache
 from ..evidence.engine import ProgressCallback
 from ..methods import TESTS, MethodSettings, PerTextTest, Test, create_test
@@ -33,6 +33,7 @@ from ..report.model import (
     EvidenceIndex,
     IndexComponent,
     ItemRecord,
+    ReferenceInfo,
     Report,
     RunInfo,
     SampleInfo,
@@ -70,6 +71,10 @@ def audit(
 
     target = ModelHandle(config.model, options, store, progress)
     check_reference(config, options, store, target.description)
+    # A server whose log-probs can't be used still runs the tests that only generate.
+    unscorable = target.description.cannot_score
+    if unscorable:
+        requests = [r for r in requests if not isinstance(r, ScoreRequest)]
     if config.batch_size:
         batch_size = generation_batch_size = config.batch_size
     else:
@@ -81,7 +86,12 @@ def audit(
     target_info = target.info
     target.release()  # free its memory before a reference model loads
 
-    reference_info, reference = resolve_reference(config, target_info, options, store, progress)
+    if unscorable:  # no likelihood test runs: nothing to calibrate
+        reason = "the model's log-probs can't be used, so no likelihood test runs"
+        reference = None
+        reference_info = ReferenceInfo(status="none", requested=config.reference, reason=reason)
+    else:
+        reference_info, reference = resolve_reference(config, target_info, options, store, progress)
     reference_evidence: Evidence | None = None
     reference_engine: EvidenceEngine | None = None
     likelihood_tests = [t for t in tests if t.likelihood and isinstance(t, PerTextTest)]
@@ -110,6 +120,12 @@ def audit(
     results: list[TestResult] = []
     for test in tests:
         seed = config.seed + zlib.crc32(test.name.encode())
+        if unscorable and (test.likelihood or isinstance(test, CanonicalOrder)):
+            calibrated = test.calibrated_against(not controls.paired) and is_calibrated(
+                test.likelihood, False, not controls.paired
+            )
+            results.append(skipped(test, calibrated, describe_calibration(test, controls, False), unscorable))
+            continue
         if isinstance(test, CanonicalOrder):
             shards = shard_plans[test.name]
             if isinstance(shards, str):
