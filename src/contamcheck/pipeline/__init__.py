@@ -120,17 +120,11 @@ def audit(
     results: list[TestResult] = []
     for test in tests:
         seed = config.seed + zlib.crc32(test.name.encode())
-        if unscorable and (test.likelihood or isinstance(test, CanonicalOrder)):
-            calibrated = test.calibrated_against(not controls.paired) and is_calibrated(
-                test.likelihood, False, not controls.paired
-            )
-            results.append(skipped(test, calibrated, describe_calibration(test, controls, False), unscorable))
-            continue
         if isinstance(test, CanonicalOrder):
             shards = shard_plans[test.name]
-            if isinstance(shards, str):
+            if unscorable or isinstance(shards, str):
                 reorderings = "random reorderings of the same questions"
-                results.append(skipped(test, test.calibrated, reorderings, shards))
+                results.append(skipped(test, test.calibrated, reorderings, unscorable or str(shards)))
             else:
                 results.append(run_canonical_order(test, shards, target_evidence, config.alpha))
             continue
@@ -140,6 +134,8 @@ def audit(
         calibration = describe_calibration(test, controls, has_reference)
         if not controls.items:
             results.append(skipped(test, calibrated, calibration, assemble.no_items_reason(controls)))
+        elif unscorable and test.likelihood:
+            results.append(skipped(test, calibrated, calibration, unscorable))
         elif isinstance(test, Guided):
             results.append(
                 run_guided(
