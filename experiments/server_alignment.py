@@ -21,7 +21,7 @@ import json
 import urllib.request
 
 from contamcheck.backends import ModelOptions, load_model
-from contamcheck.backends.server import PROBE
+from contamcheck.backends.server import PROBE, alignment_counts
 
 TEXT = "Hello world, how are you?"
 MODEL = "pkg:smollm2-135m-instruct"
@@ -66,14 +66,11 @@ def main() -> None:
             best = max(top.items(), key=lambda kv: kv[1]) if top else None
             shown = f"{best[0]!r} ({best[1]:.3f})" if best else ""
             print(f"| {token!r} | {mine} | {'' if theirs is None else f'{theirs:.3f}'} | {shown} |")
-        # the counts backends/server.py's check_alignment reads, on the fingerprint's probe text
+        # the counts backends/server.py's reads_late reads, on the fingerprint's probe text
         _, reply = echo(url, PROBE)
         n = reply["usage"]["prompt_tokens"]
-        tokens = reply["choices"][0]["logprobs"]["tokens"][:n]
-        tops = reply["choices"][0]["logprobs"]["top_logprobs"][:n]
-        best = [max(top, key=top.get) if top else None for top in tops]
-        here = sum(best[i] == tokens[i] for i in range(1, n))
-        late = sum(best[i] == tokens[i + 1] for i in range(1, n - 1))
+        probe = {key: reply["choices"][0]["logprobs"][key][:n] for key in ("tokens", "top_logprobs")}
+        here, late = alignment_counts(probe)
         print(f"On the fingerprint's probe text ({n} tokens) the top choice at a token is that token at "
               f"{here} positions, the next token at {late}.\n")  # fmt: skip
 

@@ -115,8 +115,7 @@ class ServerModel:
         self._api_key = api_key if api_key is not None else next((key for key in keys if key), None)
         self._chat = True  # until the server says it has no chat template
         self._extras = True  # until the server refuses the penalties it does not know
-        self._refusal: ModelLoadError | None = None  # why its log-probs can't be used, if they can't
-        self.cannot_score: str | None = None  # the same, as a test's skip reason
+        self.cannot_score: str | None = None  # why its log-probs can't be used, if they can't
         self._answered = False  # a refused connection is retried once the server has answered
         self._lock = threading.Lock()
         self.context_length: int | None = None
@@ -132,8 +131,8 @@ class ServerModel:
     # -- the protocol -------------------------------------------------------------------------------
 
     def score(self, texts: Sequence[str]) -> list[TokenStats]:
-        if self._refusal is not None:
-            raise self._refusal
+        if self.cannot_score is not None:
+            raise ModelLoadError(f"The server at {self.endpoint.base_url}: {self.cannot_score}.")
         return self._each(texts, self._score_one)
 
     def generate(
@@ -159,15 +158,9 @@ class ServerModel:
             return TokenStats(logprobs=np.zeros(0))
         reply = self._complete(self._echo_request(text))
         try:
-            choice = reply["choices"][0]
-            logprobs = choice.get("logprobs") or {}
-            values = logprobs.get("token_logprobs")
-            prompt_tokens = int(reply["usage"]["prompt_tokens"])
-        except (KeyError, IndexError, TypeError, ValueError, AttributeError):
-            raise self._shape_error(reply) from None
-        if not isinstance(values, list) or len(values) < prompt_tokens:
-            raise self._no_prompt_logprobs()
-        values = values[:prompt_tokens]
+            values = self._prompt_part(reply, ("token_logprobs",))["token_logprobs"]
+        except _Refused:
+            raise self._no_prompt_logprobs() from None
         if values and values[0] is None:  # the first token, without context
             values = values[1:]
         if any(v is None for v in values):  # a gap would shift every position after it
@@ -252,11 +245,11 @@ class ServerModel:
             )
         return names[0]
 
-    def _no_prompt_logprobs(self, why: str = "") -> ModelLoadError:
+    def _no_prompt_logprobs(self) -> ModelLoadError:
         return ModelLoadError(
             f"The server at {self.endpoint.base_url} does not return a prompt's own token log-probs "
-            f"(echo with logprobs on /v1/completions{': ' + why if why else ''}), which every "
-            "likelihood test needs; serve the model with vLLM to run them."
+            "(echo with logprobs on /v1/completions), which every likelihood test needs; serve the "
+            "model with vLLM to run them."
         )
 
     def _fingerprint(self) -> str:
@@ -266,8 +259,7 @@ class ServerModel:
         probe instead, and can still run the tests that only generate; scoring is refused."""
         try:
             text, probe = self._echo(PROBE)
-        except _Refused as exc:
-            self._refusal = exc.failure
+        except _Refused:
             self.cannot_score = f"the server gives no token log-probs for a prompt; {SERVED_WITH_LOGPROBS}"
             continuation = self._generate_one(PROBE, 32, chat=False)
             return self._identity_of(["generated", continuation])
@@ -276,10 +268,7 @@ class ServerModel:
         ]
         greedy = text[len(PROBE) :] if text.startswith(PROBE) else ""
         continued = self._echo(PROBE + greedy)[1] if greedy else None
-        try:
-            check_alignment(self.endpoint.base_url, probe, continued, greedy)
-        except ModelLoadError as exc:
-            self._refusal = exc
+        if reads_late(probe, continued, greedy):
             self.cannot_score = (
                 f"the server reads each token's log-prob one position late; {SERVED_WITH_LOGPROBS}"
             )
@@ -296,20 +285,24 @@ class ServerModel:
             reply = self._complete(self._echo_request(prompt), raw_errors=True)
         except _ClientError as exc:
             if exc.status in (400, 422):  # echo or logprobs refused
-                raise _Refused(self._no_prompt_logprobs(exc.message)) from None
+                raise _Refused from None
             raise exc.failure from None
+        fields = self._prompt_part(reply, ("tokens", "token_logprobs", "top_logprobs"))
+        return str(reply["choices"][0].get("text") or ""), fields
+
+    def _prompt_part(self, reply: Any, keys: tuple[str, ...]) -> dict[str, list[Any]]:
+        """The prompt's own entries (the first ``usage.prompt_tokens``) of an echo reply's log-prob
+        lists; :class:`_Refused` where one is missing or short."""
         try:
-            choice = reply["choices"][0]
-            logprobs = choice.get("logprobs") or {}
+            logprobs = reply["choices"][0].get("logprobs") or {}
             n = int(reply["usage"]["prompt_tokens"])
-            fields = {key: logprobs.get(key) for key in ("tokens", "token_logprobs", "top_logprobs")}
-            text = str(choice.get("text") or "")
+            fields = {key: logprobs.get(key) for key in keys}
         except (KeyError, IndexError, TypeError, ValueError, AttributeError):
             raise self._shape_error(reply) from None
         lists = {key: value for key, value in fields.items() if isinstance(value, list) and len(value) >= n}
         if len(lists) < len(fields):
-            raise _Refused(self._no_prompt_logprobs())
-        return text, {key: value[:n] for key, value in lists.items()}
+            raise _Refused
+        return {key: value[:n] for key, value in lists.items()}
 
     # -- HTTP ---------------------------------------------------------------------------------------
 
@@ -409,11 +402,7 @@ class ServerModel:
 
 
 class _Refused(Exception):
-    """The server can't give usable prompt log-probs; ``failure`` says why, for the tests that need them."""
-
-    def __init__(self, failure: ModelLoadError) -> None:
-        super().__init__(str(failure))
-        self.failure = failure
+    """The server gives no log-probs for a prompt (it refused echo with logprobs, or left them out)."""
 
 
 class _ClientError(Exception):
@@ -470,38 +459,41 @@ def _server_message(error: urllib.error.HTTPError) -> str:
     return " ".join(str(detail).split())[:300]
 
 
-def check_alignment(
-    base_url: str,
-    probe: dict[str, list[Any]],
-    continued: dict[str, list[Any]] | None = None,
-    greedy: str = "",
-) -> None:
-    """Refuse log-probs read one position late, on two signs.
-
-    ``probe`` is the echo of the probe text: its tokens and, at each, the server's top choice. Read
-    where each token stands, the top choice at a token is often that very token; read a position
-    late (the prediction after the token: llama-cpp-python 0.3's server, with echo), it is often the
-    *next* token. Late is called where the second count is at least 3 and over twice the first.
-    ``continued`` is the echo of the probe followed by ``greedy``, the server's own greedy
-    continuation of it: there ``greedy`` must be the top choice at its own position, to within
-    ``ALIGNMENT_TOLERANCE``. Where neither sign can be read (a short probe, another tokenization of
-    the continuation), nothing is refused.
-    """
+def alignment_counts(probe: dict[str, list[Any]]) -> tuple[int, int]:
+    """At how many of the probe's positions the server's top choice is the token there, and at how
+    many it is the next token (the prediction after the token: log-probs read a position late)."""
     tokens, tops = probe["tokens"], probe["top_logprobs"]
     best = [max(top, key=lambda k: top[k]) if isinstance(top, dict) and top else None for top in tops]
     here = sum(best[i] == tokens[i] for i in range(1, len(tokens)))
     late = sum(best[i] == tokens[i + 1] for i in range(1, len(tokens) - 1))
-    shifted = late >= 3 and late > 2 * here
-    if continued is not None and continued["tokens"] and continued["tokens"][-1] == greedy:
-        value, top = continued["token_logprobs"][-1], continued["top_logprobs"][-1]
-        if value is not None and isinstance(top, dict) and top:
-            shifted = shifted or float(value) < max(float(v) for v in top.values()) - ALIGNMENT_TOLERANCE
-    if shifted:
-        raise ModelLoadError(
-            f"The server at {base_url} returns each token's log-prob one position late (from the "
-            "prediction after the token, not before it; llama-cpp-python's server does this with "
-            "echo), so every likelihood test would read noise; serve the model with vLLM to run them."
-        )
+    return here, late
+
+
+def reads_late(
+    probe: dict[str, list[Any]],
+    continued: dict[str, list[Any]] | None = None,
+    greedy: str = "",
+) -> bool:
+    """Whether the server reads each log-prob one position late, on two signs.
+
+    ``probe`` is the echo of the probe text: its tokens and, at each, the server's top choice. Read
+    where each token stands, the top choice at a token is often that very token; read a position
+    late (the prediction after the token: llama-cpp-python 0.3's server, with echo), it is often the
+    *next* token (:func:`alignment_counts`). Late is called where the second count is at least 3 and
+    over twice the first. ``continued`` is the echo of the probe followed by ``greedy``, the
+    server's own greedy continuation of it: there ``greedy`` must be the top choice at its own
+    position, to within ``ALIGNMENT_TOLERANCE``. Where neither sign can be read (a short probe,
+    another tokenization of the continuation), it is not called late.
+    """
+    here, late = alignment_counts(probe)
+    if late >= 3 and late > 2 * here:
+        return True
+    if continued is None or not continued["tokens"] or continued["tokens"][-1] != greedy:
+        return False
+    value, top = continued["token_logprobs"][-1], continued["top_logprobs"][-1]
+    if value is None or not isinstance(top, dict) or not top:
+        return False
+    return float(value) < max(float(v) for v in top.values()) - ALIGNMENT_TOLERANCE
 
 
 def describe(spec: str) -> tuple[ModelDescription, ServerModel]:
