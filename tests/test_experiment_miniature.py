@@ -22,7 +22,9 @@ import combined_score
 import contaminate
 import flag_overlap
 import guided_halves
+import neighbours
 import null_skew
+import number_logprobs
 import sample_size
 import self_calibration
 import simulated_tail
@@ -133,6 +135,21 @@ def test_contaminate_then_validate_on_a_tiny_model(tmp_path, capsys):
     for name in ("min-k (the audit's)", "DC-PDD", "logit lens, layer", "ReCaLL"):
         (row,) = [line for line in calibrations if line.startswith(f"| {name}")]
         assert 0 <= float(row.split(" | ")[-1].rstrip(" |")) <= 1, row
+    # A question against texts made from it: its numbers against its twins', its word-swapped neighbours.
+    probes = ["--seed", "3", "--models", str(models), "--base", str(base), "--cache", str(cache)]
+    probes += ["--names", "base", "clean-similar", "leak-20", "--simulations", "200"]
+    for script, stats, extra in (
+        (number_logprobs, ("numbers", "numbers-first", "text"), ["--twins", "2"]),
+        (neighbours, ("drop", "drop-z"), ["--neighbours", "4"]),
+    ):
+        script.main([*probes, *extra, "--out", str(tmp_path / f"{script.__name__}.json")])
+        lines = capsys.readouterr().out.splitlines()
+        cells = [line.split(" | ") for line in lines[2:]]
+        assert [(row[0], row[1]) for row in cells] == [(f"| {m}", s) for m in names for s in stats], lines
+        for row in cells:  # AUROC and the flags by half for the contaminated model only
+            assert (row[-1] != " |") == row[0].endswith("leak-20") and (row[4] != "") == (row[-1] != " |")
+        saved = json.loads((tmp_path / f"{script.__name__}.json").read_text())["models"]["leak-20"]
+        assert len(saved["per_question"]) == saved["questions"] > 30  # 40 drawn, a few without twins
     controls = [json.loads(line) for line in (folder / "control.jsonl").read_text().splitlines()]
     drawn = {json.loads(line)["question"] for line in (folder / "questions.jsonl").read_text().splitlines()}
     assert len(controls) == 15 and not drawn & {c["question"] for c in controls}  # never drawn, never trained

@@ -1,0 +1,127 @@
+"""Is a seen question a sharper peak of the model's likelihood than its neighbours? Measure.
+
+The neighbourhood attack (Mattern et al. 2023) and DetectGPT's curvature (Mitchell et al. 2023)
+compare a text's log-likelihood with that of small perturbations of it: a model that learned the
+exact word sequence loses more when the sequence is disturbed than one that only knows the kind of
+text. Both used a masked language model to write fluent neighbours; offline we have none, so a
+neighbour here swaps two adjacent words (twice, at seeded places, numbers included), which keeps
+the words and the length and breaks the sequence. Per question, with K neighbours:
+
+* ``drop``: the summed log-probability of the original minus that of each neighbour (mean over K);
+* ``drop-z``: the same divided by the neighbours' standard deviation (DetectGPT's normalised form).
+
+Domain training makes the model more fluent on originals and neighbours alike; memorising one
+question should make its own order stand out. Reported per model as in ``number_logprobs.py``:
+AUROC of leaked vs held-out, and the share the product's bulk null flags, by half and overall.
+
+Expectation, written before the first run (tuning split, seed 1): clean models near 5% flagged;
+the one-pass model's AUROC above 0.80 (min-k++ reaches 0.76-0.79 there), or the idea is not kept.
+
+    python experiments/neighbours.py --seed 1 --neighbours 8 --out experiments/runs/neighbours-seed1.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import random
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from number_logprobs import BASE, load, summarise, table, token_logprobs
+
+SWAPS = 2
+
+
+def neighbours(text: str, count: int) -> list[str]:
+    """Up to ``count`` distinct texts, each with ``SWAPS`` pairs of adjacent words swapped."""
+    words = text.split(" ")
+    if len(words) < 2 * SWAPS + 2:
+        return []
+    rng = random.Random(hashlib.sha256(text.encode()).hexdigest())
+    made: list[str] = []
+    for _ in range(count * 8):
+        changed = list(words)
+        for place in rng.sample(range(len(words) - 1), SWAPS):
+            changed[place], changed[place + 1] = changed[place + 1], changed[place]
+        neighbour = " ".join(changed)
+        if neighbour != text and neighbour not in made:
+            made.append(neighbour)
+        if len(made) == count:
+            break
+    return made
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--benchmark", default="gsm8k")
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--neighbours", type=int, default=8)
+    parser.add_argument("--models", type=Path, default=Path("experiments/models"))
+    parser.add_argument(
+        "--names", nargs="*", default=["base", "clean-similar", "leak-1", "leak-3", "leak-10"]
+    )
+    parser.add_argument("--base", default=BASE, help="the untouched base: a packaged model or a local folder")
+    parser.add_argument("--cache", type=Path, default=Path("experiments/runs/cache"))
+    parser.add_argument("--simulations", type=int, default=3000)
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--out", type=Path, required=True)
+    args = parser.parse_args(argv)
+
+    import torch
+
+    from contamcheck.benchmarks import load_benchmark
+
+    torch.set_num_threads(args.threads)
+    folder = args.models / f"{args.benchmark}-seed{args.seed}"
+    leaked = set(json.loads((folder / "split.json").read_text())["leaked"])
+    benchmark = load_benchmark(str(folder / "questions.jsonl"))
+    items = [(item.id, item.text, neighbours(item.text, args.neighbours)) for item in benchmark.items]
+    items = [(i, text, near) for i, text, near in items if len(near) == args.neighbours]
+    texts = sorted({t for _, text, near in items for t in (text, *near)})
+    results: dict[str, Any] = {"seed": args.seed, "neighbours": args.neighbours, "models": {}}
+    for name in args.names:
+        location = args.base if name == "base" else str(folder / name)
+        if name != "base" and not Path(location).is_dir():
+            print(f"{name}: not built, left out", file=sys.stderr)
+            continue
+        started = time.time()
+        model, tokenizer = load(location, args.cache)
+        total = {
+            t: float(np.nansum(v))
+            for t, (v, _) in zip(texts, token_logprobs(model, tokenizer, texts), strict=True)
+        }
+        rows = {}
+        for item_id, text, near in items:
+            drops = np.array([total[text] - total[n] for n in near])
+            rows[item_id] = {
+                "drop": float(drops.mean()),
+                "drop-z": float(drops.mean() / max(drops.std(ddof=1), 1e-6)),
+            }
+        ids = sorted(rows)
+        is_leaked = np.array([i in leaked for i in ids])
+        summary: dict[str, Any] = {"questions": len(ids), "seconds": round(time.time() - started)}
+        for stat in ("drop", "drop-z"):
+            values = np.array([rows[i][stat] for i in ids])
+            entry = summarise(values, is_leaked, args.simulations, name.startswith("leak"))
+            summary[stat] = entry
+        summary["per_question"] = rows
+        results["models"][name] = summary
+        print(name, json.dumps({k: v for k, v in summary.items() if k != "per_question"}), file=sys.stderr)
+        del model
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(results, indent=1) + "\n")
+    print(table(results, ("drop", "drop-z")))
+
+
+if __name__ == "__main__":
+    main()
