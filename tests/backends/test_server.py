@@ -1,7 +1,8 @@
 """The ``openai`` backend against real servers: vLLM's OpenAI-compatible server (CPU build) serving the
 real SmolLM2-135M-Instruct, llama-cpp-python's server (whose echoed log-probs are read one position
-late, and must be refused), Python's own http.server as a server that is not an API, and a port
-with nothing on it. The model servers are session fixtures (``tests/servers.py``).
+late, and must be refused), Python's own http.server as a server that is not an API, a gateway in
+front of vLLM that answers "busy" (429, 5xx) as a rate limiter or proxy does, and a port with
+nothing on it. The model servers are session fixtures (``tests/servers.py``).
 """
 
 from __future__ import annotations
@@ -10,8 +11,10 @@ import functools
 import http.server
 import json
 import threading
+import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
+from typing import ClassVar
 
 import numpy as np
 import pytest
@@ -165,3 +168,93 @@ def test_log_probs_a_position_late_are_refused_and_generation_still_runs(llama_c
     assert main([f"openai:{llama_cpp_server}", "sample", "-n", "20", "--quick"]) == 4
     captured = capsys.readouterr()
     assert "one position late" in captured.out and "Traceback" not in captured.err
+
+
+class _Gateway(http.server.BaseHTTPRequestHandler):
+    """Forwards to vLLM, answering with ``refusals[n]`` instead where the n-th request has one (a
+    status and a Retry-After value or None); every request's path and whether it was refused go into
+    ``seen``. A real busy proxy or rate limiter in front of a real server, as met in deployments."""
+
+    # set per test, on a subclass (the ``gateway`` fixture)
+    upstream: ClassVar[str] = ""
+    url: ClassVar[str] = ""
+    refusals: ClassVar[dict[int, tuple[int, str | None]]] = {}
+    seen: ClassVar[list[tuple[str, int]]] = []
+    lock: ClassVar[threading.Lock] = threading.Lock()
+
+    def _answer(self) -> None:
+        body = self.rfile.read(int(self.headers.get("Content-Length") or 0)) or None
+        with self.lock:
+            status, retry_after = self.refusals.get(len(self.seen), (0, None))
+            self.seen.append((self.path, status))
+        if status:
+            self.send_response(status)
+            if retry_after is not None:
+                self.send_header("Retry-After", retry_after)
+            self.send_header("Content-Type", "application/json")
+            self.end_headers()
+            self.wfile.write(json.dumps({"error": {"message": "busy, try again"}}).encode())
+            return
+        headers = {k: v for k, v in self.headers.items() if k.lower() in ("authorization", "content-type")}
+        request = urllib.request.Request(
+            self.upstream + self.path.removeprefix("/v1"), data=body, headers=headers, method=self.command
+        )
+        with urllib.request.urlopen(request, timeout=120) as reply:
+            payload = reply.read()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(payload)))
+        self.end_headers()
+        self.wfile.write(payload)
+
+    do_GET = do_POST = _answer
+
+    def log_message(self, format: str, *args: object) -> None:  # quiet
+        pass
+
+
+@pytest.fixture
+def gateway(vllm_server) -> Iterator[type[_Gateway]]:
+    class Gateway(_Gateway):
+        upstream = vllm_server
+
+    handler = Gateway
+    handler.refusals, handler.seen = {}, []  # this test's own
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    handler.url = f"http://127.0.0.1:{server.server_address[1]}/v1"
+    try:
+        yield handler
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+@pytest.mark.slow
+def test_a_busy_server_is_asked_again_as_it_says(gateway, vllm_server, monkeypatch):
+    waits: list[float] = []
+    monkeypatch.setattr("contamcheck.backends.server.time.sleep", waits.append)
+    # the listing refused once, the first scores three times (the most retried), a generation once
+    gateway.refusals.update({0: (503, "0"), 3: (429, "2"), 4: (502, None), 5: (500, "soon")})
+    served = load_model(f"openai:{gateway.url}")
+    direct = load_model(f"openai:{vllm_server}")
+    assert served.identity == direct.identity  # the same fingerprint through the gateway
+    count = len(gateway.seen)
+    gateway.refusals.update({count: (503, "1"), count + 1: (503, "1"), count + 2: (503, "1")})
+    for remote, local in zip(served.score(TEXTS[:1]), direct.score(TEXTS[:1]), strict=True):
+        np.testing.assert_array_equal(remote.logprobs, local.logprobs)
+    refused = [status for _, status in gateway.seen if status]
+    assert refused == [503, 429, 502, 500, 503, 503, 503]
+    # Retry-After is followed where it is a number (0 included); otherwise the wait doubles
+    assert waits == [0.0, 2.0, 1.0, 2.0, 1.0, 1.0, 1.0]
+
+
+@pytest.mark.slow
+def test_a_server_busy_for_good_stops_with_the_status(gateway, monkeypatch, capsys):
+    monkeypatch.setattr("contamcheck.backends.server.time.sleep", lambda _: None)
+    gateway.refusals.update({i: (503, None) for i in range(100)})
+    assert main([f"openai:{gateway.url}", "sample", "-n", "20", "--quick"]) == 3
+    err = capsys.readouterr().err
+    assert "HTTP 503" in err and "busy, try again" in err and "Traceback" not in err
+    assert len(gateway.seen) == 4  # the first request and its three retries, no more

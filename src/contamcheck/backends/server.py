@@ -357,7 +357,8 @@ class ServerModel:
                     raw = response.read(MAX_REPLY_BYTES + 1)
             except urllib.error.HTTPError as exc:
                 if exc.code in RETRY_STATUS and attempt < RETRIES:
-                    time.sleep(_retry_after(exc) or 0.5 * 2**attempt)
+                    asked = _retry_after(exc)  # "Retry-After: 0" means now, not "back off"
+                    time.sleep(0.5 * 2**attempt if asked is None else asked)
                     continue
                 raise _ClientError(exc.code, _server_message(exc), where, self) from None
             except (TimeoutError, http.client.HTTPException, urllib.error.URLError, OSError) as exc:
