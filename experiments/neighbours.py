@@ -16,6 +16,8 @@ AUROC of leaked vs held-out, and the share the product's bulk null flags, by hal
 
 Expectation, written before the first run (tuning split, seed 1): clean models near 5% flagged;
 the one-pass model's AUROC above 0.80 (min-k++ reaches 0.76-0.79 there), or the idea is not kept.
+Corrected after the run: on this split Min-K%++ reaches 0.72 and zlib 0.76
+(docs/validation/nulls-gsm8k-seed1-variants.md); 0.76-0.79 was seed 0's.
 
     python experiments/neighbours.py --seed 1 --neighbours 8 --out experiments/runs/neighbours-seed1.json
 """

@@ -21,6 +21,8 @@ Expectation, written before the first run (tuning split, seed 1): the clean mode
 centre near zero and their flags stay near 5%; the one-pass model ranks its leaked half above the
 held-out half better than the raw likelihood scores do (AUROC above 0.80, where min-k++ reaches
 0.76-0.79); if it does not, the idea is not worth a test.
+Corrected after the run: on this split Min-K%++ reaches 0.72 and zlib 0.76
+(docs/validation/nulls-gsm8k-seed1-variants.md); 0.76-0.79 was seed 0's.
 
     python experiments/number_logprobs.py --seed 1 --twins 4 --out experiments/runs/numbers-seed1.json
 """
@@ -168,16 +170,18 @@ def summarise(
 def table(results: dict[str, Any], stats: tuple[str, ...]) -> str:
     """The markdown table of a run: per model and statistic, flags by half, p-value, AUROC."""
     lines = [
-        "| model | statistic | median | flagged | leaked / held-out flagged | null's share | p | AUROC |",
-        "|---|---|---|---|---|---|---|---|",
+        "| model | statistic | median | leaked / held-out median | flagged | leaked / held-out flagged "
+        "| null's share | p | AUROC |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     for name, summary in results["models"].items():
         for stat in stats:
             e = summary[stat]
             halves = f"{e['flagged_leaked']:.0%} / {e['flagged_heldout']:.0%}" if "auroc" in e else ""
+            medians = f"{e['median_leaked']:+.3g} / {e['median_heldout']:+.3g}" if "auroc" in e else ""
             auc = f"{e['auroc']:.2f}" if "auroc" in e else ""
             lines.append(
-                f"| {name} | {stat} | {e['median']:+.3g} | {e['flagged']:.0%} | {halves} | "
+                f"| {name} | {stat} | {e['median']:+.3g} | {medians} | {e['flagged']:.0%} | {halves} | "
                 f"{e['bulk_share']:.2f} | {e['p']:.2g} | {auc} |"
             )
     return "\n".join(lines)

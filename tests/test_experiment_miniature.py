@@ -146,8 +146,9 @@ def test_contaminate_then_validate_on_a_tiny_model(tmp_path, capsys):
         lines = capsys.readouterr().out.splitlines()
         cells = [line.split(" | ") for line in lines[2:]]
         assert [(row[0], row[1]) for row in cells] == [(f"| {m}", s) for m in names for s in stats], lines
-        for row in cells:  # AUROC and the flags by half for the contaminated model only
-            assert (row[-1] != " |") == row[0].endswith("leak-20") and (row[4] != "") == (row[-1] != " |")
+        for row in cells:  # AUROC, and the medians and flags by half, for the contaminated model only
+            leak = row[0].endswith("leak-20")
+            assert (row[-1] != " |") == leak and (row[3] != "") == leak and (row[5] != "") == leak, row
         saved = json.loads((tmp_path / f"{script.__name__}.json").read_text())["models"]["leak-20"]
         assert len(saved["per_question"]) == saved["questions"] > 30  # 40 drawn, a few without twins
     controls = [json.loads(line) for line in (folder / "control.jsonl").read_text().splitlines()]
