@@ -124,6 +124,20 @@ def test_aggregate_test_fails_on_p_alone():
     assert j.code == "likely"
 
 
+def test_canonical_order_alone_can_not_clear_a_benchmark():
+    """A benchmark without numbers (no twins): only canonical order judges, and its silence is not
+    a clean result; what it finds still counts."""
+    order = Outcome("canonical-order", kind="aggregate", p_value=0.13, flag_rate=None)
+    skipped = [Outcome(name, p_value=None, flag_rate=None) for name in ("completion", "min-k", "zlib")]
+    quiet = judge([order, *skipped], alpha=0.001)
+    assert quiet.code == "inconclusive" and "Only canonical-order could judge" in quiet.explanation
+    assert "--control FILE" in quiet.explanation and exit_code(quiet.code) == 4
+    assert judge(
+        [Outcome("canonical-order", kind="aggregate", p_value=0.01, flag_rate=None)], 0.001
+    ).code == ("evidence")
+    assert judge([order, Outcome("min-k")], alpha=0.001).code == "clean"  # a question-level test judged
+
+
 def test_a_bulk_test_carried_by_the_spread_test_fails_on_p_alone():
     # HumanEval, three passes over half the prompts, the base as reference: the leaked half moved as
     # a block, 4-5% flagged, and the spread against the twins at its floor (docs/VALIDATION.md)

@@ -20,7 +20,8 @@ The rule (SPEC §8), in one place:
   (too few questions or permutations), because a gate must not pass silently; **some evidence** when
   any calibrated test has an adjusted p below 0.05; **inconclusive** when none did but a bulk test
   without a reference could not judge (its null held a minority of the questions:
-  ``stats.bulk.minority``); otherwise **no evidence found**. Short of
+  ``stats.bulk.minority``), or when the only calibrated test that judged is an aggregate one
+  (canonical order: blind to questions seen one by one); otherwise **no evidence found**. Short of
   "likely", the explanation names an uncalibrated test that went beyond chance, and says it was not
   counted.
 """
@@ -229,6 +230,20 @@ def judge(outcomes: Sequence[TestOutcome], alpha: float) -> Judgement:
             f"No {'calibrated ' if uncalibrated else ''}test went beyond chance, but {listed(withheld)} "
             f"could not judge: {'its' if one else 'their'} scores fit a never-seen bulk of under "
             f"{MINORITY_BULK:.0%} of the questions, so {MINORITY_WHY}. {minority_remedy()}{not_counted}",
+            adjusted,
+            statuses,
+        )
+    if all(o.kind == "aggregate" for o in calibrated):
+        # canonical order alone: blind to a benchmark seen out of its published order, or one
+        # question at a time (docs/METHODS.md), so its silence says little about the questions
+        return Judgement(
+            "inconclusive",
+            VERDICT_LABELS["inconclusive"],
+            f"Only {listed([o.name for o in calibrated])} could judge, and it went no further than "
+            "chance; it sees a benchmark seen as a file in its published order, not questions seen "
+            "one by one, so a clean result would say little. No calibrated test judged single "
+            "questions: see each test's reason, or run them (--tests); a benchmark without numbers "
+            f"has no twins, and --control FILE gives it controls.{not_counted}",
             adjusted,
             statuses,
         )
