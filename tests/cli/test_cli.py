@@ -138,6 +138,27 @@ def test_input_errors_exit_2_with_one_line(capsys, args, message):
     assert out == ""
 
 
+def test_a_control_file_error_names_the_control_file_and_its_own_option(capsys, tmp_path):
+    (tmp_path / "late.jsonl").write_text(
+        '{"foo": "A question written late, long enough to test.", "bar": 1}\n'
+    )
+    (tmp_path / "empty.jsonl").write_text("")
+    late, empty = str(tmp_path / "late.jsonl"), str(tmp_path / "empty.jsonl")
+    for path, said in (
+        (late, "Pass --control-field with one of: foo, bar"),
+        (empty, f"Control file {empty!r}"),
+    ):
+        code, _, err = run(capsys, "fake:clean", "sample", "--control", path)
+        assert code == 2 and said in err, err
+        assert "Benchmark file" not in err and " --field" not in err
+
+
+def test_a_control_file_that_is_the_benchmark_is_refused(capsys):
+    sample = str(resources.files("contamcheck.benchmarks") / "data" / "sample.jsonl")
+    code, _, err = run(capsys, "fake:clean", sample, "--control", sample, "-n", "20")
+    assert code == 2 and "is also in the benchmark" in err and "can't have seen" in err
+
+
 def test_a_hub_id_beside_a_folder_of_its_org_goes_to_the_hub_and_its_failure_hints(
     capsys, tmp_path, monkeypatch
 ):

@@ -180,7 +180,7 @@ def test_control_file_mode() -> None:
     assert len(controls.controls) == 4  # as many controls as questions, at most
     assert {c.text for c in controls.controls} <= set(control_texts)
     assert [c.position for c in controls.controls] == sorted(c.position for c in controls.controls)
-    assert controls.description == "control file (4 questions)"
+    assert controls.description == "control file (4 questions drawn from 6)"
     # Questions need no numbers against a control file: only the too-short ones are set aside.
     assert controls.set_aside == {"empty text": 2, TOO_SHORT_REASON: len(SHORT)}
     assert controls.testable == len(WITH_NUMBERS) + len(NO_NUMBERS)
@@ -192,6 +192,23 @@ def test_control_file_smaller_than_the_limit_is_used_whole() -> None:
     controls = build_controls(mixed(), limit=20, seed=0, control=benchmark_of(control_texts))
     assert len(controls.items) == 20
     assert sorted(c.text for c in controls.controls) == sorted(control_texts)
+
+
+def test_control_questions_the_benchmark_also_holds_are_left_out_and_said() -> None:
+    benchmark = mixed()
+    unseen = [f"Control question {word} written late, with plenty of words in it." for word in "abcdef"]
+    shared = [item.text for item in benchmark.items if item.text in WITH_NUMBERS][:3]
+    respaced = [text.replace(" ", "  ") + "\n" for text in shared]  # the same words: the same question
+    controls = build_controls(
+        benchmark, limit=4, seed=0, control=benchmark_of([*respaced, *unseen, unseen[0]])
+    )
+    assert {c.text for c in controls.controls} <= set(unseen) and len(controls.controls) == 4
+    assert (
+        controls.description
+        == "control file (4 questions drawn from 6; 3 that are benchmark questions too left out)"
+    )
+    with pytest.raises(InputError, match=r"Every question of the control file .* is also in the benchmark"):
+        build_controls(benchmark, limit=4, seed=0, control=benchmark_of(shared))
 
 
 def test_control_file_without_testable_questions_is_an_input_error() -> None:

@@ -60,9 +60,16 @@ def load_benchmark(
             raise InputError(
                 f"{spec!r} is a folder; pass a question file (.jsonl, .json, .csv, .txt, .parquet)."
             )
-        questions, used_field, set_aside = read_file_questions(path, field)
-        about = {**_file_title(path), "kind": _guess_kind(questions)}
-        return _build(path.name, spec, used_field, questions, f"local file {path}", ordered, set_aside, about)
+        try:
+            questions, used_field, set_aside = read_file_questions(path, field)
+            about = {**_file_title(path), "kind": _guess_kind(questions)}
+            return _build(
+                path.name, spec, used_field, questions, f"local file {path}", ordered, set_aside, about
+            )
+        except InputError as exc:
+            if role != "control":
+                raise
+            raise InputError(_for_control(str(exc))) from None
     else:
         raise UnknownNameError(
             role,
@@ -128,3 +135,16 @@ def _build(
         split=about["split"],
         kind=about["kind"],
     )
+
+
+def _for_control(message: str) -> str:
+    """A file reader's error, worded for ``--control``: its file and its own field option. Only the
+    readers' own phrases change (each before a quoted path or after a space), never a path in them."""
+    for said, meant in (
+        ("Benchmark file '", "Control file '"),
+        ("benchmark file '", "control file '"),
+        ("The benchmark '", "The control file '"),
+        (" --field", " --control-field"),
+    ):
+        message = message.replace(said, meant)
+    return message

@@ -49,6 +49,8 @@ class Controls:
     controls: tuple[Item, ...] = ()  # control-file questions (kind "file")
     set_aside: dict[str, int] = field(default_factory=dict)  # untestable questions, by reason
     testable: int = 0  # questions that could have been sampled
+    control_pool: int = 0  # usable control-file questions, before the draw of as many as -n
+    control_shared: int = 0  # control-file questions that are benchmark questions too: left out
 
     @property
     def paired(self) -> bool:
@@ -59,7 +61,13 @@ class Controls:
         if self.paired:
             per = max((len(t) for t in self.twins.values()), default=0)
             return "number twins" + (f" ({per} per question)" if per > 1 else "")
-        return f"control file ({len(self.controls)} questions)"
+        drawn = f" drawn from {self.control_pool}" if self.control_pool > len(self.controls) else ""
+        shared = (
+            f"; {self.control_shared} that are benchmark questions too left out"
+            if self.control_shared
+            else ""
+        )
+        return f"control file ({len(self.controls)} questions{drawn}{shared})"
 
 
 def build_controls(
@@ -89,7 +97,20 @@ def build_controls(
     rng = random.Random(seed)
 
     if control is not None:
-        controls = [item for item in control.items if split_question(item.text) is not None]
+        usable = [item for item in control.items if split_question(item.text) is not None]
+        # a control the benchmark also holds may have been seen with it: it can't stand for unseen
+        # text. Compared as words, so that a copy with other spacing or line ends is caught too.
+        in_benchmark = {_words(item.text) for item in benchmark.items}
+        shared = sum(_words(item.text) in in_benchmark for item in usable)
+        distinct: dict[str, Item] = {}  # a control repeated counts once
+        for item in usable:
+            distinct.setdefault(_words(item.text), item)
+        controls = [item for words, item in distinct.items() if words not in in_benchmark]
+        if usable and not controls:
+            raise InputError(
+                f"Every question of the control file {control.spec!r} is also in the benchmark; controls "
+                "must be questions the model can't have seen (written after its cutoff, say)."
+            )
         if not controls:
             raise InputError(
                 f"The control file {control.spec!r} has no question long enough to test "
@@ -100,7 +121,13 @@ def build_controls(
             sorted(rng.sample(controls, min(limit, len(controls))), key=lambda i: i.position)
         )
         return Controls(
-            "file", sample, controls=chosen_controls, set_aside=set_aside, testable=len(long_enough)
+            "file",
+            sample,
+            controls=chosen_controls,
+            set_aside=set_aside,
+            testable=len(long_enough),
+            control_pool=len(controls),
+            control_shared=shared,
         )
 
     pool = NumberPool(item.text for item in benchmark.items)
@@ -121,6 +148,10 @@ def build_controls(
         set_aside=set_aside,
         testable=len(testable),
     )
+
+
+def _words(text: str) -> str:
+    return " ".join(text.split())
 
 
 def _sample(items: list[Item], limit: int, rng: random.Random) -> tuple[Item, ...]:
