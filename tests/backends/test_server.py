@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 import http.server
 import json
+import socket
 import threading
 import urllib.request
 from collections.abc import Iterator
@@ -44,6 +45,18 @@ def test_nothing_listening_is_a_clear_load_error(capsys):
     assert main([url, "sample", "-n", "20"]) == 3
     err = capsys.readouterr().err
     assert "Can't reach the server" in err and "Traceback" not in err
+
+
+def test_a_server_that_never_answers_stops_the_audit(monkeypatch, capsys):
+    """It takes the connection and says nothing, as a wedged server does: no endless wait."""
+    monkeypatch.setattr("contamcheck.backends.server.LIST_TIMEOUT_S", 1.0)
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen()
+        url = f"openai:http://127.0.0.1:{listener.getsockname()[1]}/v1"
+        assert main([url, "sample", "-n", "20", "--quick"]) == 3
+    err = capsys.readouterr().err
+    assert "got no answer in 1 s" in err and "stuck" in err and "Traceback" not in err
 
 
 @pytest.fixture
@@ -145,6 +158,10 @@ def test_the_key_goes_with_every_request_and_its_absence_is_named(vllm_server, m
     assert main([f"openai:{vllm_server}", "sample", "-n", "20", "--quick"]) == 3
     err = capsys.readouterr().err
     assert "HTTP 401" in err and "Set CONTAMCHECK_API_KEY" in err and "Traceback" not in err
+    monkeypatch.setenv("VLLM_API_KEY", "not-the-key")  # a key, the wrong one: not "set one"
+    assert main([f"openai:{vllm_server}", "sample", "-n", "20", "--quick"]) == 3
+    err = capsys.readouterr().err
+    assert "HTTP 401" in err and "The key in VLLM_API_KEY was refused" in err
 
 
 @pytest.mark.slow
@@ -235,7 +252,7 @@ def gateway(vllm_server) -> Iterator[type[_Gateway]]:
 def test_a_busy_server_is_asked_again_as_it_says(gateway, vllm_server, monkeypatch):
     waits: list[float] = []
     monkeypatch.setattr("contamcheck.backends.server.time.sleep", waits.append)
-    # the listing refused once, the first scores three times (the most retried), a generation once
+    # the model list refused once, the fingerprint's second probe three times (the most retried)
     gateway.refusals.update({0: (503, "0"), 3: (429, "2"), 4: (502, None), 5: (500, "soon")})
     served = load_model(f"openai:{gateway.url}")
     direct = load_model(f"openai:{vllm_server}")

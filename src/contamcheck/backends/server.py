@@ -25,7 +25,8 @@ and the tests that only generate still run on it. OpenAI's own API gives none.
   may miss the cache now and then; a miss recomputes.
 * Requests run ``CONCURRENCY`` at a time (servers batch concurrent requests); HTTP 429 or 5xx, a
   dropped connection, and a refused one once the model has answered, are retried ``RETRIES`` times
-  before the audit stops; a request unanswered after ``TIMEOUT_S`` stops it at once. Evidence of
+  before the audit stops; a request unanswered after ``TIMEOUT_S`` (the model list: ``LIST_TIMEOUT_S``)
+  stops it at once. Evidence of
   the batches finished before is kept, and the same command resumes.
 * ``CONTAMCHECK_API_KEY`` (else ``VLLM_API_KEY``), when set, is sent as the bearer token; never
   ``OPENAI_API_KEY``, which is often a key to someone else's service. It is never stored or shown.
@@ -59,6 +60,7 @@ SPEC_FORMAT = "openai:URL[#MODEL], e.g. openai:http://127.0.0.1:8000/v1"
 CONCURRENCY = 8
 RETRIES = 3
 TIMEOUT_S = 600.0  # one request: a long generation on a busy CPU server is slow
+LIST_TIMEOUT_S = 60.0  # the model list, the first request: a server that can't answer it is stuck
 MAX_REPLY_BYTES = 64 * 2**20
 RETRY_STATUS = frozenset({429, 500, 502, 503, 504})
 MAX_RETRY_AFTER_S = 30.0
@@ -111,8 +113,10 @@ class ServerModel:
 
     def __init__(self, endpoint: Endpoint, api_key: str | None = None) -> None:
         self.endpoint = endpoint
-        keys = (os.environ.get(name) for name in API_KEY_VARIABLES)
-        self._api_key = api_key if api_key is not None else next((key for key in keys if key), None)
+        given = [name for name in API_KEY_VARIABLES if os.environ.get(name)]
+        # the variable the key came from (for a refusal's message); None when passed in, or none
+        self._key_variable = given[0] if api_key is None and given else None
+        self._api_key = api_key if api_key is not None else (os.environ[given[0]] if given else None)
         self._chat = True  # until the server says it has no chat template
         self._extras = True  # until the server refuses the penalties it does not know
         self.cannot_score: str | None = None  # why its log-probs can't be used, if they can't
@@ -323,7 +327,8 @@ class ServerModel:
     def _get(self, path: str) -> Any:
         try:
             return self._request(
-                urllib.request.Request(self.endpoint.base_url + path, headers=self._headers())
+                urllib.request.Request(self.endpoint.base_url + path, headers=self._headers()),
+                LIST_TIMEOUT_S,
             )
         except _ClientError as exc:
             raise exc.failure from None
@@ -347,12 +352,12 @@ class ServerModel:
             headers["Authorization"] = f"Bearer {self._api_key}"
         return headers
 
-    def _request(self, request: urllib.request.Request) -> Any:
+    def _request(self, request: urllib.request.Request, timeout: float = TIMEOUT_S) -> Any:
         where = f"{request.get_method()} {request.full_url}"
         for attempt in range(RETRIES + 1):
             try:
                 with urllib.request.urlopen(
-                    request, timeout=TIMEOUT_S
+                    request, timeout=timeout
                 ) as response:  # http/https only: parse_spec
                     raw = response.read(MAX_REPLY_BYTES + 1)
             except urllib.error.HTTPError as exc:
@@ -365,7 +370,7 @@ class ServerModel:
                 reason = getattr(exc, "reason", exc)
                 if isinstance(reason, TimeoutError):
                     raise RuntimeFailure(
-                        f"{where} got no answer in {TIMEOUT_S:.0f} s: the server is stuck or far too "
+                        f"{where} got no answer in {timeout:.0f} s: the server is stuck or far too "
                         "busy. What was computed is kept; the same command resumes."
                     ) from None
                 refused = isinstance(reason, ConnectionRefusedError)
@@ -416,9 +421,13 @@ class _ClientError(Exception):
         base_url = model.endpoint.base_url
         too_long = any(words in message.lower() for words in ("context length", "context window", "too long"))
         if status in (401, 403):
+            if not model._api_key:
+                fix = "Set CONTAMCHECK_API_KEY to its key (vLLM's --api-key)."
+            else:
+                where_from = f"in {model._key_variable}" if model._key_variable else "given"
+                fix = f"The key {where_from} was refused: is it the server's (vLLM's --api-key)?"
             self.failure: Exception = ModelLoadError(
-                f"The server at {base_url} refused the request (HTTP {status}: {message}). Set "
-                "CONTAMCHECK_API_KEY to its key (vLLM's --api-key)."
+                f"The server at {base_url} refused the request (HTTP {status}: {message}). {fix}"
             )
         elif status == 400 and too_long:
             window = f" of {model.context_length} tokens" if model.context_length else ""
