@@ -88,6 +88,12 @@ def test_an_unreachable_reference_says_how_to_calibrate_offline(twin_report: Rep
     assert len(named) == 2 and all(name in PACKAGED for name in named)  # packaged models that exist
     assert all(PACKAGED[name].install in note for name in named)
     assert "another family than the tested one" in note  # a Gemma is not audited against Gemma
+    # the model under audit is not offered as its own reference
+    tested = assemble.caveats(
+        twin_report.tests, unreachable, Controls(kind="twins", items=()), "pkg:gemma-3-270m"
+    )
+    (note,) = [n for n in tested if n.startswith("No reference model")]
+    assert re.findall(r"--reference pkg:([\w.-]+)", note) == ["smollm2-135m-instruct"] and "One loads" in note
     for status in ("none", "used"):
         chosen = ReferenceInfo(status=status, requested="none", reason="--reference none")  # type: ignore[arg-type]
         assert not any(

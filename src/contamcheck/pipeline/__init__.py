@@ -228,7 +228,7 @@ def audit(
             explanation=index.explanation,
         ),
         items=[*items.values(), *control_records.values()],
-        caveats=assemble.caveats(results, reference_info, controls),
+        caveats=assemble.caveats(results, reference_info, controls, config.model),
         warnings=assemble.warnings(target_engine, reference_engine)
         + (store.notes if isinstance(store, EvidenceCache) else []),
         versions=assemble.versions(),

