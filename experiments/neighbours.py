@@ -24,12 +24,9 @@ Corrected after the run: on this split Min-K%++ reaches 0.72 and zlib 0.76
 
 from __future__ import annotations
 
-import argparse
 import hashlib
-import json
 import random
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -37,7 +34,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from number_logprobs import BASE, load, summarise, table, token_logprobs
+from number_logprobs import Scored, common_parser, run, split_folder
 
 SWAPS = 2
 
@@ -62,46 +59,19 @@ def neighbours(text: str, count: int) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
-    parser.add_argument("--benchmark", default="gsm8k")
-    parser.add_argument("--seed", type=int, default=1)
+    parser = common_parser(__doc__)
     parser.add_argument("--neighbours", type=int, default=8)
-    parser.add_argument("--models", type=Path, default=Path("experiments/models"))
-    parser.add_argument(
-        "--names", nargs="*", default=["base", "clean-similar", "leak-1", "leak-3", "leak-10"]
-    )
-    parser.add_argument("--base", default=BASE, help="the untouched base: a packaged model or a local folder")
-    parser.add_argument("--cache", type=Path, default=Path("experiments/runs/cache"))
-    parser.add_argument("--simulations", type=int, default=3000)
-    parser.add_argument("--threads", type=int, default=2)
-    parser.add_argument("--out", type=Path, required=True)
     args = parser.parse_args(argv)
-
-    import torch
 
     from contamcheck.benchmarks import load_benchmark
 
-    torch.set_num_threads(args.threads)
-    folder = args.models / f"{args.benchmark}-seed{args.seed}"
-    leaked = set(json.loads((folder / "split.json").read_text())["leaked"])
-    benchmark = load_benchmark(str(folder / "questions.jsonl"))
+    benchmark = load_benchmark(str(split_folder(args) / "questions.jsonl"))
     items = [(item.id, item.text, neighbours(item.text, args.neighbours)) for item in benchmark.items]
     items = [(i, text, near) for i, text, near in items if len(near) == args.neighbours]
     texts = sorted({t for _, text, near in items for t in (text, *near)})
-    results: dict[str, Any] = {"seed": args.seed, "neighbours": args.neighbours, "models": {}}
-    for name in args.names:
-        location = args.base if name == "base" else str(folder / name)
-        if name != "base" and not Path(location).is_dir():
-            print(f"{name}: not built, left out", file=sys.stderr)
-            continue
-        started = time.time()
-        model, tokenizer = load(location, args.cache)
-        total = {
-            t: float(np.nansum(v))
-            for t, (v, _) in zip(texts, token_logprobs(model, tokenizer, texts), strict=True)
-        }
+
+    def rows_of(scored: Scored) -> dict[str, dict[str, float]]:
+        total = {text: float(np.nansum(values)) for text, (values, _) in scored.items()}
         rows = {}
         for item_id, text, near in items:
             drops = np.array([total[text] - total[n] for n in near])
@@ -109,20 +79,10 @@ def main(argv: list[str] | None = None) -> None:
                 "drop": float(drops.mean()),
                 "drop-z": float(drops.mean() / max(drops.std(ddof=1), 1e-6)),
             }
-        ids = sorted(rows)
-        is_leaked = np.array([i in leaked for i in ids])
-        summary: dict[str, Any] = {"questions": len(ids), "seconds": round(time.time() - started)}
-        for stat in ("drop", "drop-z"):
-            values = np.array([rows[i][stat] for i in ids])
-            entry = summarise(values, is_leaked, args.simulations, name.startswith("leak"))
-            summary[stat] = entry
-        summary["per_question"] = rows
-        results["models"][name] = summary
-        print(name, json.dumps({k: v for k, v in summary.items() if k != "per_question"}), file=sys.stderr)
-        del model
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(results, indent=1) + "\n")
-    print(table(results, ("drop", "drop-z")))
+        return rows
+
+    results: dict[str, Any] = {"seed": args.seed, "neighbours": args.neighbours}
+    run(args, texts, rows_of, ("drop", "drop-z"), results)
 
 
 if __name__ == "__main__":

@@ -33,6 +33,7 @@ import argparse
 import json
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -187,13 +188,16 @@ def table(results: dict[str, Any], stats: tuple[str, ...]) -> str:
     return "\n".join(lines)
 
 
-def main(argv: list[str] | None = None) -> None:
+Scored = dict[str, tuple[np.ndarray, np.ndarray]]  # text -> its tokens' log-probs and offsets
+
+
+def common_parser(description: str | None) -> argparse.ArgumentParser:
+    """The options both probes share: the split, the models, the null's simulations, the output."""
     parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+        description=description, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--benchmark", default="gsm8k")
     parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--twins", type=int, default=4)
     parser.add_argument("--models", type=Path, default=Path("experiments/models"))
     parser.add_argument(
         "--names", nargs="*", default=["base", "clean-similar", "leak-1", "leak-3", "leak-10"]
@@ -203,18 +207,61 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--simulations", type=int, default=3000)
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--out", type=Path, required=True)
-    args = parser.parse_args(argv)
+    return parser
 
+
+def split_folder(args: argparse.Namespace) -> Path:
+    return Path(args.models) / f"{args.benchmark}-seed{args.seed}"
+
+
+def run(
+    args: argparse.Namespace,
+    texts: list[str],
+    rows_of: Callable[[Scored], dict[str, dict[str, float]]],
+    stats: tuple[str, ...],
+    results: dict[str, Any],
+) -> None:
+    """Score ``texts`` with each model, make each question's statistics from them, and summarise:
+    what the bulk null flags, by half and with AUROC for the contaminated models. Saves every
+    number to ``--out`` and prints the table."""
     import torch
+
+    torch.set_num_threads(args.threads)
+    folder = split_folder(args)
+    leaked = set(json.loads((folder / "split.json").read_text())["leaked"])
+    results["models"] = {}
+    for name in args.names:
+        location = args.base if name == "base" else str(folder / name)
+        if name != "base" and not Path(location).is_dir():
+            print(f"{name}: not built, left out", file=sys.stderr)
+            continue
+        started = time.time()
+        model, tokenizer = load(location, args.cache)
+        rows = rows_of(dict(zip(texts, token_logprobs(model, tokenizer, texts), strict=True)))
+        ids = sorted(rows)
+        is_leaked = np.array([i in leaked for i in ids])
+        summary: dict[str, Any] = {"questions": len(ids), "seconds": round(time.time() - started)}
+        for stat in stats:
+            values = np.array([rows[i][stat] for i in ids])
+            summary[stat] = summarise(values, is_leaked, args.simulations, name.startswith("leak"))
+        summary["per_question"] = rows
+        results["models"][name] = summary
+        print(name, json.dumps({k: v for k, v in summary.items() if k != "per_question"}), file=sys.stderr)
+        del model
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(results, indent=1) + "\n")
+    print(table(results, stats))
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = common_parser(__doc__)
+    parser.add_argument("--twins", type=int, default=4)
+    args = parser.parse_args(argv)
 
     from contamcheck.benchmarks import load_benchmark
     from contamcheck.controls import NumberPool, make_twins, split_question
 
-    torch.set_num_threads(args.threads)
-    folder = args.models / f"{args.benchmark}-seed{args.seed}"
-    split = json.loads((folder / "split.json").read_text())
-    leaked = set(split["leaked"])
-    benchmark = load_benchmark(str(folder / "questions.jsonl"))
+    benchmark = load_benchmark(str(split_folder(args) / "questions.jsonl"))
     pool = NumberPool(item.text for item in benchmark.items)
     items = []
     for item in benchmark.items:
@@ -224,34 +271,17 @@ def main(argv: list[str] | None = None) -> None:
         if len(twins) == args.twins:
             items.append((item.id, item.text, twins))
     texts = sorted({t for _, text, twins in items for t in (text, *twins)})
-    results: dict[str, Any] = {"seed": args.seed, "twins": args.twins, "models": {}}
-    for name in args.names:
-        location = args.base if name == "base" else str(folder / name)
-        if name != "base" and not Path(location).is_dir():
-            print(f"{name}: not built, left out", file=sys.stderr)
-            continue
-        started = time.time()
-        model, tokenizer = load(location, args.cache)
-        scored = dict(zip(texts, token_logprobs(model, tokenizer, texts), strict=True))
+
+    def rows_of(scored: Scored) -> dict[str, dict[str, float]]:
         rows = {}
         for item_id, text, twins in items:
             row = question_statistics(text, twins, scored)
             if row is not None:
                 rows[item_id] = row
-        ids = sorted(rows)
-        is_leaked = np.array([i in leaked for i in ids])
-        summary: dict[str, Any] = {"questions": len(ids), "seconds": round(time.time() - started)}
-        for stat in ("numbers", "numbers-first", "text"):
-            values = np.array([rows[i][stat] for i in ids])
-            entry = summarise(values, is_leaked, args.simulations, name.startswith("leak"))
-            summary[stat] = entry
-        summary["per_question"] = rows
-        results["models"][name] = summary
-        print(name, json.dumps({k: v for k, v in summary.items() if k != "per_question"}), file=sys.stderr)
-        del model
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(results, indent=1) + "\n")
-    print(table(results, ("numbers", "numbers-first", "text")))
+        return rows
+
+    results: dict[str, Any] = {"seed": args.seed, "twins": args.twins}
+    run(args, texts, rows_of, ("numbers", "numbers-first", "text"), results)
 
 
 if __name__ == "__main__":

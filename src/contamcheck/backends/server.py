@@ -25,9 +25,9 @@ and the tests that only generate still run on it. OpenAI's own API gives none.
   may miss the cache now and then; a miss recomputes.
 * Requests run ``CONCURRENCY`` at a time (servers batch concurrent requests); HTTP 429 or 5xx, a
   dropped connection, and a refused one once the model has answered, are retried ``RETRIES`` times
-  before the audit stops; a request unanswered after ``TIMEOUT_S`` (the model list: ``LIST_TIMEOUT_S``)
-  stops it at once. Evidence of
-  the batches finished before is kept, and the same command resumes.
+  before the audit stops; a request unanswered after ``TIMEOUT_S`` (the model list, the first
+  request: ``LIST_TIMEOUT_S``) stops it at once. Evidence of the batches finished before is kept,
+  and the same command resumes.
 * ``CONTAMCHECK_API_KEY`` (else ``VLLM_API_KEY``), when set, is sent as the bearer token; never
   ``OPENAI_API_KEY``, which is often a key to someone else's service. It is never stored or shown.
 
