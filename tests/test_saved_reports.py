@@ -64,3 +64,23 @@ def test_an_older_minor_schema_reads_and_a_newer_one_says_to_upgrade(tmp_path: P
     else:
         with pytest.raises(InputError, match=message):
             read_report(path)
+
+
+@pytest.mark.parametrize(("code", "fail_on", "edited"), [("likely", "likely", 0), ("clean", "likely", 7)])
+def test_an_exit_code_that_does_not_follow_the_verdict_is_refused(
+    tmp_path: Path, capsys, code, fail_on, edited
+):
+    """`contamcheck report` exits with the saved exit code, so a gate can re-read a saved audit: an
+    edited one must not turn a "likely" into 0."""
+    from contamcheck.cli import main
+
+    data = json.loads((ROOT / "docs" / "example" / "report.json").read_text(encoding="utf-8"))
+    data["verdict"].update(code=code, fail_on=fail_on, exit_code=edited)
+    path = tmp_path / "report.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    assert main(["report", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert f"exit_code {edited} does not follow from the verdict {code!r}" in err and "edited" in err
+    data["verdict"]["exit_code"] = 1 if code == "likely" else 0  # as the audit wrote it
+    path.write_text(json.dumps(data), encoding="utf-8")
+    assert main(["report", str(path), "-q"]) == data["verdict"]["exit_code"]

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from ..stats.spread import carries
 
@@ -221,6 +221,20 @@ class Verdict(_Model):
     explanation: str
     fail_on: Literal["likely", "evidence"]
     exit_code: int
+
+    @model_validator(mode="after")
+    def _exit_code_follows_the_verdict(self) -> Verdict:
+        # `contamcheck report` exits with it, so a gate re-reading a saved audit can't be told 0 for
+        # a "likely" by an edited file
+        from ..stats.verdict import exit_code
+
+        expected = exit_code(self.code, self.fail_on)
+        if self.exit_code != expected:
+            raise ValueError(
+                f"exit_code {self.exit_code} does not follow from the verdict {self.code!r} with "
+                f"fail_on {self.fail_on!r} (that is {expected}): the file was edited"
+            )
+        return self
 
 
 class Settings(_Model):
