@@ -76,16 +76,17 @@ def token_logprobs(
     return out
 
 
-def span_logprob(values: np.ndarray, offsets: np.ndarray, spans: list[tuple[int, int]]) -> tuple[float, int]:
-    """Summed log p of the tokens overlapping any span (those with a context), and how many."""
-    total, count = 0.0, 0
+def span_logprob(
+    values: np.ndarray, offsets: np.ndarray, found: list[tuple[int, int, str]], which: list[int]
+) -> float:
+    """Summed log p of the tokens (those with a context) overlapping the numbers ``found[i]``, i in
+    ``which``."""
+    spans = [found[i][:2] for i in which]
+    total = 0.0
     for value, (a, b) in zip(values, offsets, strict=True):
-        if b <= a or np.isnan(value):
-            continue
-        if any(a < end and b > begin for begin, end in spans):
+        if b > a and not np.isnan(value) and any(a < end and b > begin for begin, end in spans):
             total += float(value)
-            count += 1
-    return total, count
+    return total
 
 
 def question_statistics(
@@ -110,11 +111,9 @@ def question_statistics(
         pair = []
         for source, found in ((text, original), (twin, spans)):
             values, offsets = scored[source]
-            whole = span_logprob(values, offsets, [(s[0], s[1]) for i, s in enumerate(found) if i in changed])
-            early = span_logprob(
-                values, offsets, [(s[0], s[1]) for i, s in enumerate(found) if i in changed_first]
-            )
-            pair.append((whole[0], early[0], float(np.nanmean(values))))
+            whole = span_logprob(values, offsets, found, changed)
+            early = span_logprob(values, offsets, found, changed_first)
+            pair.append((whole, early, float(np.nanmean(values))))
         sums.append(pair[0][0] - pair[1][0])
         first_sums.append(pair[0][1] - pair[1][1])
         texts.append(pair[0][2] - pair[1][2])
