@@ -175,6 +175,46 @@ def test_a_hub_id_beside_a_folder_of_its_org_goes_to_the_hub_and_its_failure_hin
 def test_absurd_rows_are_refused_or_left_alone(capsys, tmp_path):
     """JSON nested past Python's recursion limit is bad input; a 5,000-digit number is left unchanged."""
     deep = write(tmp_path, "deep.json", "[" * 100_000 + "]" * 100_000)
+def test_a_small_control_file_says_its_own_chance_rate(capsys, tmp_path):
+    """Three controls: a question beats the highest 1 time in 4 by chance, and the report says so
+    instead of "5% expected" beside a flag rate that chance alone gives."""
+    late = tmp_path / "late.jsonl"
+    late.write_text(
+        "".join(
+            json.dumps({"question": f"Question {w} written after the cutoff, with enough words."}) + "\n"
+            for w in ("one", "two", "three")
+        )
+    )
+    _, out, err = run(capsys, "fake:clean", "sample", "--control", str(late), *FAST, "--json")
+    report = json.loads(out)
+    ran = [t for t in report["tests"] if t["status"] != "skipped" and t["kind"] == "unpaired"]
+    assert ran and all(t["expected_rate"] == 0.25 for t in ran), err
+    assert any("Only 3 control questions" in c and "25% of the time" in c for c in report["caveats"])
+    _, out, _ = run(capsys, "fake:clean", "sample", "--control", str(late), *FAST)
+    assert "25% expected by chance" in out and not re.search(r"(?<!\d)5% expected by chance", out)
+
+
+def test_too_few_questions_for_the_bulk_say_what_would_help(capsys, tmp_path):
+    """-n 10 of a large benchmark: a larger -n. A benchmark of 10 questions: a control file."""
+    small = tmp_path / "small.jsonl"
+    small.write_text(
+        "".join(
+            json.dumps({"question": f"Sam has {3 + i} apples and buys {10 + 7 * i} more at the market."})
+            + "\n"
+            for i in range(10)
+        )
+    )
+    for benchmark, limit, remedy in (
+        (SAMPLE, "10", "(-n 20 or more)"),
+        (str(small), "200", "--control FILE"),
+    ):
+        code, out, err = run(capsys, "fake:clean", benchmark, "-n", limit, "--tests", "zlib", "--json")
+        (zlib,) = json.loads(out)["tests"]
+        assert code == 4 and zlib["status"] == "skipped", err
+        assert "only 10 questions could be scored; the bulk needs 20" in zlib["skip_reason"]
+        assert remedy in zlib["skip_reason"]
+
+
     code, _, err = run(capsys, "fake:clean", deep)
     assert code == 2 and "nests too deeply" in err
     deep_line = write(tmp_path, "deep.jsonl", '{"question": "x"}\n' + "[" * 100_000 + "]" * 100_000 + "\n")

@@ -10,8 +10,8 @@ from importlib import resources
 import pytest
 
 from contamcheck.benchmarks import Benchmark, Item
+from contamcheck.controls import CONTROLS_AT_LEAST, MIN_WORDS, build_controls, numbers_in
 from contamcheck.controls import DUPLICATE as DUPLICATE_REASON
-from contamcheck.controls import MIN_WORDS, build_controls, numbers_in
 from contamcheck.controls import NO_TWIN as NO_TWIN_REASON
 from contamcheck.controls import TOO_SHORT as TOO_SHORT_REASON
 from contamcheck.errors import InputError
@@ -169,7 +169,7 @@ def test_control_file_mode() -> None:
     benchmark = mixed()
     control_texts = [
         f"A question written after the cutoff, number {word}, with enough words to test."
-        for word in ["one", "two", "three", "four", "five", "six"]
+        for word in range(30)
     ]
     control = benchmark_of([*control_texts, "Too short to use."], spec="control.jsonl")
     controls = build_controls(benchmark, limit=4, seed=0, control=control)
@@ -177,10 +177,12 @@ def test_control_file_mode() -> None:
     assert not controls.paired
     assert controls.twins == {}
     assert len(controls.items) == 4
-    assert len(controls.controls) == 4  # as many controls as questions, at most
+    # as many controls as questions, but never fewer than 20 (below 19, chance flags more than 5%)
+    assert len(controls.controls) == CONTROLS_AT_LEAST == 20
+    assert len(build_controls(benchmark, limit=25, seed=0, control=control).controls) == 25
     assert {c.text for c in controls.controls} <= set(control_texts)
     assert [c.position for c in controls.controls] == sorted(c.position for c in controls.controls)
-    assert controls.description == "control file (4 questions drawn from 6)"
+    assert controls.description == "control file (20 questions drawn from 30)"
     # Questions need no numbers against a control file: only the too-short ones are set aside.
     assert controls.set_aside == {"empty text": 2, TOO_SHORT_REASON: len(SHORT)}
     assert controls.testable == len(WITH_NUMBERS) + len(NO_NUMBERS)
@@ -196,16 +198,16 @@ def test_control_file_smaller_than_the_limit_is_used_whole() -> None:
 
 def test_control_questions_the_benchmark_also_holds_are_left_out_and_said() -> None:
     benchmark = mixed()
-    unseen = [f"Control question {word} written late, with plenty of words in it." for word in "abcdef"]
+    unseen = [f"Control question {word} written late, with plenty of words in it." for word in range(25)]
     shared = [item.text for item in benchmark.items if item.text in WITH_NUMBERS][:3]
     respaced = [text.replace(" ", "  ") + "\n" for text in shared]  # the same words: the same question
     controls = build_controls(
         benchmark, limit=4, seed=0, control=benchmark_of([*respaced, *unseen, unseen[0]])
     )
-    assert {c.text for c in controls.controls} <= set(unseen) and len(controls.controls) == 4
+    assert {c.text for c in controls.controls} <= set(unseen) and len(controls.controls) == 20
     assert (
         controls.description
-        == "control file (4 questions drawn from 6; 3 that are benchmark questions too left out)"
+        == "control file (20 questions drawn from 25; 3 that are benchmark questions too left out)"
     )
     with pytest.raises(InputError, match=r"Every question of the control file .* is also in the benchmark"):
         build_controls(benchmark, limit=4, seed=0, control=benchmark_of(shared))

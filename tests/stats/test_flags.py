@@ -87,10 +87,27 @@ def test_label_permutation_catches_a_shifted_benchmark():
     bench[:30] += 5
     outcome = label_permutation_test(bench, controls, permutations=5000)
     assert outcome.p_value < 0.001
-    assert outcome.threshold == pytest.approx(float(np.quantile(controls, 0.95)))
+    assert outcome.threshold == np.sort(controls)[95]  # the 96th of 100: ⌈0.95 × 101⌉
+    assert outcome.expected_rate == pytest.approx(5 / 101)
     assert outcome.flags[:30].all()
     assert outcome.min_attainable_p == pytest.approx(2 / 5001)  # two statistics, Bonferroni
     assert outcome.auroc == pytest.approx(0.5 + 0.3 / 2, abs=0.06)
+
+
+@pytest.mark.parametrize("controls", [1, 2, 5, 18, 19, 20, 60, 200])
+def test_label_permutation_reports_the_chance_rate_its_threshold_gives(controls):
+    """Exchangeable questions beat the control they must beat as often as the reported rate: 5%
+    from 19 controls on, 1 in m + 1 below (with one control, half an unseen benchmark is flagged)."""
+    rng = np.random.default_rng(controls)
+    rates, expected = [], set()
+    for _ in range(400):
+        outcome = label_permutation_test(rng.normal(size=50), rng.normal(size=controls), permutations=1)
+        rates.append(outcome.flags.mean())
+        expected.add(outcome.expected_rate)
+    (rate,) = expected
+    assert rate == pytest.approx(max(1 / (controls + 1), 0.05), abs=0.0025)
+    assert np.mean(rates) == pytest.approx(rate, abs=3 * np.std(rates) / np.sqrt(400) + 0.002)
+    assert rate <= 0.05 or controls < 19
 
 
 def test_label_permutation_catches_a_light_exposure_of_half_the_benchmark():

@@ -17,6 +17,7 @@ from .split import MIN_WORDS, Split, split_question
 from .twins import NumberPool, is_python_source, make_twins
 
 __all__ = [
+    "CONTROLS_AT_LEAST",
     "DUPLICATE",
     "NUMBER",
     "Controls",
@@ -35,6 +36,9 @@ __all__ = [
 
 ControlKind = Literal["twins", "file"]
 TOO_SHORT = f"too short to split (under {MIN_WORDS} words)"
+# With m controls an unseen question beats the one it must beat 1 time in m + 1 at best
+# (stats.flags.control_rank): from 19 on that is 5%, so small samples still draw 20.
+CONTROLS_AT_LEAST = 20
 NO_TWIN = "no number to change, so no twin"
 DUPLICATE = "the same text as an earlier question"
 
@@ -117,9 +121,9 @@ def build_controls(
                 f"(each needs at least {MIN_WORDS} words)."
             )
         sample = _sample(long_enough, limit, rng)
-        chosen_controls = tuple(
-            sorted(rng.sample(controls, min(limit, len(controls))), key=lambda i: i.position)
-        )
+        # as many controls as questions, and never fewer than CONTROLS_AT_LEAST where the file has them
+        drawn = min(max(limit, CONTROLS_AT_LEAST), len(controls))
+        chosen_controls = tuple(sorted(rng.sample(controls, drawn), key=lambda i: i.position))
         return Controls(
             "file",
             sample,

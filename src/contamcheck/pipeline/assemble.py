@@ -8,11 +8,12 @@ from importlib import metadata
 from .. import __version__
 from ..backends.packaged import PACKAGED
 from ..benchmarks import Benchmark
-from ..controls import Controls
+from ..controls import CONTROLS_AT_LEAST, Controls
 from ..evidence.engine import EngineStats, EvidenceEngine
 from ..report.advice import more_questions_caveat
 from ..report.model import ControlInfo, EvidenceUse, ReferenceInfo, TestResult
 from ..stats.bulk import MINORITY_BULK
+from ..stats.flags import EXPECTED_RATE, control_rank
 from ..stats.verdict import MINORITY_WHY, listed, minority_remedy
 
 VERSIONED_PACKAGES = ("numpy", "scipy", "torch", "transformers", "tokenizers", "gguf", "rouge-score")
@@ -99,6 +100,9 @@ def caveats(
         notes.append(shift)
     if reference.status == "unavailable":
         notes.append(f"No reference model: {reference.reason} {offline_reference(tested)}")
+    few = few_controls_caveat(controls)
+    if few:
+        notes.append(few)
     if controls.paired:
         notes.append(
             "A single exposure to a question leaves little trace; repeated exposure is what "
@@ -108,6 +112,23 @@ def caveats(
     if more:
         notes.append(more)
     return notes
+
+
+def few_controls_caveat(controls: Controls) -> str | None:
+    """Said when a control file is too small for flags to start at a 5% chance rate."""
+    count = len(controls.controls)
+    if controls.paired or not count:
+        return None
+    _, chance = control_rank(count)
+    if chance <= EXPECTED_RATE:
+        return None
+    return (  # below 19 controls the one to beat is the highest
+        f"Only {count} control question{'' if count == 1 else 's'}: a question is flagged when it "
+        f"scores above the highest of them, which a question the model never saw does "
+        f"{chance:.0%} of the time by chance (the expected rate shown; the p-values allow for it). "
+        f"A control file with "
+        f"{CONTROLS_AT_LEAST} or more questions brings it to 5%."
+    )
 
 
 def whole_benchmark_caveat(results: list[TestResult]) -> str | None:

@@ -109,6 +109,7 @@ def _fill_flag_statistics(result: TestResult, n: int, outcome: FlagOutcome) -> N
     result.p_value = outcome.p_value
     result.min_attainable_p = outcome.min_attainable_p
     result.permutations = outcome.permutations
+    result.expected_rate = outcome.expected_rate
 
 
 def run_per_text(
@@ -234,9 +235,16 @@ def _bulk_result(
     originals = np.array([scores.compared(by_id[i].text) for i in used_ids])
     twins = np.array([np.mean([scores.compared(t) for t in controls.twins[i]]) for i in used_ids])
     if len(originals) < MIN_QUESTIONS:
+        # a larger -n helps only where the benchmark has the questions to draw
+        remedy = (
+            f"-n {MIN_QUESTIONS} or more"
+            if controls.testable >= MIN_QUESTIONS
+            else f"the benchmark has {controls.testable} with twins; --control FILE, questions of the same "
+            "kind the model can't have seen, needs no bulk"
+        )
         result.skip_reason = (
             f"only {len(originals)} question{'' if len(originals) == 1 else 's'} could be scored; the bulk "
-            f"needs {MIN_QUESTIONS} (-n {MIN_QUESTIONS} or more)"
+            f"needs {MIN_QUESTIONS} ({remedy})"
         )
         return result
     # One simulated null per number of questions, shared by the tests (seed 0): it is a reference
@@ -415,7 +423,8 @@ def run_guided(
         result.auroc_vs_controls = outcome.auroc
         centre = float(np.median(control_diffs))
         note += (
-            f" Against {len(control_ids)} control questions under the same two instructions "
+            f" Against {len(control_ids)} control question{'' if len(control_ids) == 1 else 's'} "
+            "under the same two instructions "
             f"(their median difference {centre:+.2f})."
         )
     else:

@@ -7,10 +7,13 @@ above the (1 − expected rate) quantile of −d, so about 5% of a clean model's
 The p-value is a sign-flip permutation test: flip each d's sign at random (equally likely under the
 null) and count how often the flag count is at least the observed one.
 
-**Unpaired** (control file): a question is flagged when its score is above the (1 − expected rate)
-quantile of the control questions' scores. The null hypothesis is that benchmark and control
-questions are exchangeable; the p-value comes from permuting the labels, which also accounts for
-the threshold being estimated from a finite control set. Two statistics are tested on the same
+**Unpaired** (control file): a question is flagged when its score is above the k-th lowest of the
+m control questions' scores, k = ⌈(1 − expected rate)(m + 1)⌉ (at most m). The null hypothesis is
+that benchmark and control questions are exchangeable, and then a benchmark question beats that
+control with probability exactly (m + 1 − k) / (m + 1): 5% from 19 controls on, but 1 in m + 1
+below that (a half with one control), which is the chance rate reported. The p-value comes from
+permuting the labels, which also accounts for the threshold being estimated from a finite
+control set. Two statistics are tested on the same
 permutations, because a leak takes two shapes: a few questions far above the controls (the flag
 count sees them) or much of the benchmark a little above them (a light exposure: the rank sum of
 the benchmark's scores, Mann-Whitney's U, sees it where the flag count barely moves). The p-value
@@ -42,6 +45,7 @@ class FlagOutcome:
     permutations: int
     auroc: float | None = None  # unpaired: share of (benchmark, control) pairs the benchmark wins
     parts: tuple[float, float] | None = None  # unpaired: the flag count's and the rank sum's own p
+    expected_rate: float = EXPECTED_RATE  # share of the questions flagged by chance under the null
 
     @property
     def flagged(self) -> int:
@@ -79,6 +83,15 @@ def sign_flip_test(
     return FlagOutcome(threshold, flags, (hits + 1) / (permutations + 1), min_p, permutations)
 
 
+def control_rank(controls: int, expected_rate: float = EXPECTED_RATE) -> tuple[int, float]:
+    """The rank k (1-based, from the lowest) of the control a question must beat, and the share of
+    exchangeable questions that beat it: (m + 1 − k) / (m + 1) for m controls."""
+    if controls < 1:
+        raise ValueError("at least one control is needed")
+    rank = min(controls, math.ceil(round((1 - expected_rate) * (controls + 1), 9)))
+    return rank, (controls + 1 - rank) / (controls + 1)
+
+
 def label_permutation_test(
     bench: np.ndarray,
     control: np.ndarray,
@@ -90,7 +103,8 @@ def label_permutation_test(
     count and the rank sum at once (see module doc)."""
     bench = np.asarray(bench, dtype=np.float64)
     control = np.asarray(control, dtype=np.float64)
-    threshold = float(np.quantile(control, 1 - expected_rate))
+    rank, chance = control_rank(len(control), expected_rate)
+    threshold = float(np.sort(control)[rank - 1])
     flags = bench > threshold
     observed = int(flags.sum())
     pooled = np.concatenate([bench, control])
@@ -104,7 +118,7 @@ def label_permutation_test(
         size = min(chunk, permutations - start)
         order = np.argsort(rng.random((size, len(pooled))), axis=1)
         shuffled = pooled[order]
-        thresholds = np.quantile(shuffled[:, n:], 1 - expected_rate, axis=1, keepdims=True)
+        thresholds = np.partition(shuffled[:, n:], rank - 1, axis=1)[:, rank - 1 : rank]
         tail_hits += int(((shuffled[:, :n] > thresholds).sum(axis=1) >= observed).sum())
         # rank sums are multiples of 1/2 (tied ranks are averaged): compare with room for rounding
         shift_hits += int((ranks[order[:, :n]].sum(axis=1) >= rank_sum - 0.25).sum())
@@ -112,4 +126,6 @@ def label_permutation_test(
     p_value = min(1.0, 2 * min(parts))
     min_p = min(1.0, 2 * max(1 / (permutations + 1), 1 / math.comb(len(pooled), n)))
     auroc = (rank_sum - n * (n + 1) / 2) / (n * len(control))
-    return FlagOutcome(threshold, flags, p_value, min_p, permutations, auroc=float(auroc), parts=parts)
+    return FlagOutcome(
+        threshold, flags, p_value, min_p, permutations, auroc=float(auroc), parts=parts, expected_rate=chance
+    )
