@@ -99,6 +99,26 @@ def test_bad_output_names_fail_before_any_work(outputs_given, message, tmp_path,
     assert list(tmp_path.iterdir()) == []
 
 
+def test_an_existing_output_that_cant_be_written_fails_before_any_work(tmp_path, monkeypatch, capsys):
+    """Found before the audit, not after it: read-only to this user, or immutable even to root."""
+    locked = tmp_path / "report.html"
+    locked.write_text("kept")
+    if os.geteuid() == 0:  # root writes through a file's mode: only the immutable flag stops it
+        if subprocess.run(["chattr", "+i", str(locked)], capture_output=True).returncode != 0:
+            pytest.skip("chattr +i is not available here")
+    else:
+        locked.chmod(0o444)
+    monkeypatch.setattr(pipeline, "audit", lambda *a, **k: pytest.fail("audit ran"))
+    try:
+        assert main(["fake:clean", "sample", "--html", str(locked)]) == 2
+    finally:
+        if os.geteuid() == 0:
+            subprocess.run(["chattr", "-i", str(locked)], check=True)
+    err = capsys.readouterr().err
+    assert f"--html {str(locked)!r} exists and can't be written" in err and "Traceback" not in err
+    assert locked.read_text() == "kept"
+
+
 def test_outputs_write_through_links_and_into_pipes_without_replacing_them(tmp_path):
     """A link's file is replaced, not the link; a pipe (as /dev/stdout or /dev/null) is written into."""
     link = tmp_path / "link.json"

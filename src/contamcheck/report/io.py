@@ -28,6 +28,11 @@ def check_writable(path: str | Path, flag: str) -> Path:
         if not os.access(target, os.W_OK):
             raise InputError(f"{flag} {text!r} is not writable.")
         return target
+    if target.is_file() and not os.access(target, os.W_OK):  # read-only, or immutable (chattr +i)
+        raise InputError(
+            f"{flag} {text!r} exists and can't be written (read-only or immutable); give another name, "
+            "or make it writable (chmod u+w; lsattr shows an immutable one)."
+        )
     parent = target.resolve().parent
     if not parent.is_dir():
         raise InputError(f"{flag} {text!r}: the folder {str(target.parent)!r} does not exist.")
