@@ -10,6 +10,7 @@ import pytest
 from audits import quick_audit, write_jsonl
 
 from contamcheck.report import Report, to_csv
+from contamcheck.report.csv_report import _text
 
 PAIRED = ("completion", "min-k", "min-k++", "zlib")
 BULK = ("min-k", "min-k++", "zlib")  # with twins, judged against the bulk: a p_memorised column
@@ -98,9 +99,9 @@ def test_values_match_the_json_report(fixture, request):
     checked = memorised = 0
     for row in rows:
         item = items[(row.get("control") == "true", row["id"])]
-        assert row["text"] == item.text
+        assert row["text"] == _text(item.text)  # as text (tested below)
         if "twin" in row:
-            assert row["twin"] == item.twins[0]
+            assert row["twin"] == _text(item.twins[0])
         for test in (t for t in report.tests if t.kind != "aggregate"):
             entry = item.tests.get(test.name)
             if entry is None:
@@ -116,10 +117,10 @@ def test_values_match_the_json_report(fixture, request):
                 memorised += entry.p_memorised is not None
             if test.kind == "self-paired":
                 assert row["guided_general_score"] == as_csv_value(entry.general_score)
-                assert row["guided_generated"] == (entry.generated or "")
-                assert row["guided_general_generated"] == (entry.general_generated or "")
+                assert row["guided_generated"] == _text(entry.generated)
+                assert row["guided_general_generated"] == _text(entry.general_generated)
             if test.name == "completion":
-                assert row["completion_generated"] == (entry.generated or "")
+                assert row["completion_generated"] == _text(entry.generated)
             if entry.score is not None:
                 assert float(row[f"{test.name}_score"]) == entry.score  # repr() round-trips exactly
                 checked += 1
@@ -176,6 +177,19 @@ def test_text_a_spreadsheet_would_run_is_written_as_text(tmp_path: Path):
             "'" + generated if generated[:1] in list("=+-@") else generated
         )
     assert any(row["min-k_score"].startswith("-") for row in csv_rows)  # numbers stay numbers
+
+
+@pytest.mark.parametrize(
+    "text",
+    [" =1+1", "  +A1", "\n=cmd|' /C calc'!A0", "\u3000@SUM(A1)", "＝1+1", "＋A1", "－2", "＠SUM(A1)", "\t1"],
+)
+def test_formulas_after_spaces_or_in_full_width_are_written_as_text(text: str):
+    assert _text(text) == "'" + text
+
+
+@pytest.mark.parametrize("text", ["Sam has 3 pens.", "  Sam has 3 pens.", "x = 1 + 1", "'quoted'", ""])
+def test_plain_text_is_left_alone(text: str):
+    assert _text(text) == text
 
 
 def test_a_skipped_test_keeps_its_columns_empty(tmp_path: Path):

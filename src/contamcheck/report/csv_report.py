@@ -28,7 +28,8 @@ scored": a number that could not be computed, a flag for an unscored question.
 
 Text cells (``id``, the question, its twins, what the model wrote) come from a benchmark file or a
 model, and a spreadsheet runs a cell that starts with ``=``, ``+``, ``-``, ``@``, a tab or a carriage
-return as a formula (``=HYPERLINK(...)`` sends data away when clicked). Such a cell is written with
+return as a formula (``=HYPERLINK(...)`` sends data away when clicked); so do some spreadsheets
+after leading spaces, and with the full-width ``＝＋－＠`` of East Asian input. Such a cell is written with
 an apostrophe before it, which spreadsheets show as text, as OWASP advises against CSV injection;
 the JSON report keeps every text exactly.
 """
@@ -41,7 +42,7 @@ import io
 from .model import ItemRecord, ItemTestResult, Report, TestResult
 
 PER_ITEM_KINDS = ("paired", "unpaired", "bulk")
-FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+FORMULA_START = ("=", "+", "-", "@", "\t", "\r", "＝", "＋", "－", "＠")
 
 
 def to_csv(report: Report) -> str:
@@ -142,4 +143,5 @@ def _text(value: str | None) -> str:
     """Free text, never a formula (the module's docstring says why)."""
     if not value:
         return ""
-    return "'" + value if value.startswith(FORMULA_START) else value
+    starts = value.lstrip(" \n\u3000")  # tabs and carriage returns are formula starts themselves
+    return "'" + value if value.startswith(FORMULA_START) or starts.startswith(FORMULA_START) else value
