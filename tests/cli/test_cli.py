@@ -87,6 +87,22 @@ def test_json_goes_to_stdout_only(capsys):
     assert err == ""
 
 
+def test_progress_off_a_terminal_is_plain_lines_and_quiet_has_none(capsys, tmp_path):
+    """A CI log gets a line per step and per quarter of it, not a bar's redraws; -q gets none."""
+    cache = ["--cache", str(tmp_path)]  # computed, not read back from another test's cache
+    code, out, err = run(capsys, "fake:clean", "sample", *FAST, *cache)
+    lines = err.splitlines()
+    assert code == 0 and "No evidence found" in out
+    assert "loading fake:clean …" in lines and any(
+        re.fullmatch(r"loading fake:clean: done \(\d+ s\)", x) for x in lines
+    )
+    scoring = [x for x in lines if x.startswith("model: scoring")]
+    assert re.fullmatch(r"model: scoring: \d+ to do", scoring[0])
+    assert re.fullmatch(r"model: scoring: (\d+)/\1 done \(\d+ s\)", scoring[-1])
+    assert 2 <= len(scoring) <= 6 and "\r" not in err and "\x1b" not in err
+    assert run(capsys, "fake:clean", "sample", *FAST, *cache, "-q")[2] == ""
+
+
 def test_output_file_is_written_and_quiet_prints_nothing(capsys, tmp_path):
     target = tmp_path / "report.json"
     code, out, _ = run(capsys, CHEATER, "sample", *FAST, "--output", str(target), "--quiet")
@@ -159,22 +175,6 @@ def test_a_control_file_that_is_the_benchmark_is_refused(capsys):
     assert code == 2 and "is also in the benchmark" in err and "can't have seen" in err
 
 
-def test_a_hub_id_beside_a_folder_of_its_org_goes_to_the_hub_and_its_failure_hints(
-    capsys, tmp_path, monkeypatch
-):
-    """'Qwen/X' with a folder ./Qwen here is still a Hub id; if the Hub fails, the message hints the path."""
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("HF_ENDPOINT", "http://127.0.0.1:9")  # unreachable, as offline
-    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
-    (tmp_path / "m").mkdir()
-    code, _, err = run(capsys, "m/doesnotexist", "sample")
-    assert code == 3 and "Can't reach the Hugging Face Hub" in err
-    assert "There is a folder 'm' here but no 'm/doesnotexist'" in err
-
-
-def test_absurd_rows_are_refused_or_left_alone(capsys, tmp_path):
-    """JSON nested past Python's recursion limit is bad input; a 5,000-digit number is left unchanged."""
-    deep = write(tmp_path, "deep.json", "[" * 100_000 + "]" * 100_000)
 def test_a_small_control_file_says_its_own_chance_rate(capsys, tmp_path):
     """Three controls: a question beats the highest 1 time in 4 by chance, and the report says so
     instead of "5% expected" beside a flag rate that chance alone gives."""
@@ -215,6 +215,22 @@ def test_too_few_questions_for_the_bulk_say_what_would_help(capsys, tmp_path):
         assert remedy in zlib["skip_reason"]
 
 
+def test_a_hub_id_beside_a_folder_of_its_org_goes_to_the_hub_and_its_failure_hints(
+    capsys, tmp_path, monkeypatch
+):
+    """'Qwen/X' with a folder ./Qwen here is still a Hub id; if the Hub fails, the message hints the path."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("HF_ENDPOINT", "http://127.0.0.1:9")  # unreachable, as offline
+    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+    (tmp_path / "m").mkdir()
+    code, _, err = run(capsys, "m/doesnotexist", "sample")
+    assert code == 3 and "Can't reach the Hugging Face Hub" in err
+    assert "There is a folder 'm' here but no 'm/doesnotexist'" in err
+
+
+def test_absurd_rows_are_refused_or_left_alone(capsys, tmp_path):
+    """JSON nested past Python's recursion limit is bad input; a 5,000-digit number is left unchanged."""
+    deep = write(tmp_path, "deep.json", "[" * 100_000 + "]" * 100_000)
     code, _, err = run(capsys, "fake:clean", deep)
     assert code == 2 and "nests too deeply" in err
     deep_line = write(tmp_path, "deep.jsonl", '{"question": "x"}\n' + "[" * 100_000 + "]" * 100_000 + "\n")

@@ -1,8 +1,14 @@
-"""Progress bars on the terminal (stderr), quiet everywhere else."""
+"""Progress on stderr: bars on a terminal, plain lines elsewhere (a CI log, a file), none when quiet.
+
+Plain lines say when each step starts, each quarter of it, and when it ends, with the seconds it
+took: a long audit in a CI log shows that it is moving, without a bar's redraws filling the log.
+"""
 
 from __future__ import annotations
 
+import time
 from types import TracebackType
+from typing import Literal
 
 from rich.console import Console
 from rich.progress import (
@@ -16,13 +22,19 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
+ProgressMode = Literal["bars", "lines", "off"]
+
 
 class ProgressBars:
-    """A progress callback ``(label, done, total)`` drawing one bar per label; total 0 = spinner."""
+    """A progress callback ``(label, done, total)`` drawing one bar per label (total 0 = spinner),
+    or writing plain lines (``mode="lines"``)."""
 
-    def __init__(self, console: Console, enabled: bool) -> None:
-        self.enabled = enabled
+    def __init__(self, console: Console, mode: ProgressMode) -> None:
+        self.mode = mode
+        self.enabled = mode == "bars"
+        self._console = console
         self._tasks: dict[str, TaskID] = {}
+        self._lines: dict[str, tuple[float, int]] = {}  # label -> (started, quarters said)
         self._progress = Progress(
             SpinnerColumn(),
             TextColumn("{task.description}"),
@@ -32,7 +44,7 @@ class ProgressBars:
             TimeRemainingColumn(),
             console=console,
             transient=True,
-            disable=not enabled,
+            disable=not self.enabled,
         )
 
     def __enter__(self) -> ProgressBars:
@@ -48,6 +60,8 @@ class ProgressBars:
         self._progress.__exit__(kind, value, trace)
 
     def __call__(self, label: str, done: int, total: int) -> None:
+        if self.mode == "lines":
+            self._line(label, done, total)
         if not self.enabled:
             return
         task = self._tasks.get(label)
@@ -55,3 +69,25 @@ class ProgressBars:
             task = self._progress.add_task(label, total=total or None)
             self._tasks[label] = task
         self._progress.update(task, completed=done, total=total or None)
+
+    def _line(self, label: str, done: int, total: int) -> None:
+        now = time.monotonic()
+        if label not in self._lines:
+            self._lines[label] = (now, 0)
+            self._write(f"{label}: {total} to do" if total else f"{label} …")
+        started, said = self._lines[label]
+        if not total or done < total:
+            quarter = 4 * done // total if total else 0
+            if quarter > said:
+                self._lines[label] = (started, quarter)
+                self._write(f"{label}: {done}/{total} ({now - started:.0f} s)")
+            return
+        if said < 4:
+            self._lines[label] = (started, 4)
+            counted = f" {done}/{total}" if total > 1 else ""
+            self._write(f"{label}:{counted} done ({now - started:.0f} s)")
+
+    def _write(self, text: str) -> None:
+        stream = self._console.file
+        stream.write(text + "\n")
+        stream.flush()

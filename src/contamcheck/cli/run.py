@@ -14,7 +14,7 @@ from ..memory import return_freed_memory
 from ..report import io
 from ..report.model import Report
 from ..report.terminal import render
-from .progress import ProgressBars
+from .progress import ProgressBars, ProgressMode
 
 
 def config_from_options(model: str, benchmark: str, options: dict[str, Any]) -> AuditConfig:
@@ -62,7 +62,8 @@ def run_audit(model: str, benchmark: str, options: dict[str, Any]) -> int:
         Console(stderr=True).print("--low-memory has no effect here: it needs Linux with glibc.")
     quiet = options["quiet"] or options["as_json"]
     console = Console(stderr=True)
-    with ProgressBars(console, enabled=not quiet and console.is_terminal) as progress:
+    mode: ProgressMode = "off" if quiet else "bars" if console.is_terminal else "lines"
+    with ProgressBars(console, mode) as progress:
         report = audit(config, progress=progress)
     if not quiet:  # so a resumed or warm run shows that it was one
         console.print(Text(evidence_line(report), style="dim"), soft_wrap=True)
