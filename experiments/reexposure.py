@@ -42,6 +42,7 @@ def main(argv: list[str] | None = None) -> None:
     )
     parser.add_argument("folder", type=Path, help="an experiment folder from contaminate.py")
     parser.add_argument("--models", default="leak-1,leak-3,clean-similar,base")
+    parser.add_argument("--base", default=BASE, help="the model the folder's models were tuned from")
     parser.add_argument("--cache", type=Path, default=Path("experiments/runs/cache"))
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--out", type=Path, help="write the table as JSON here too")
@@ -63,7 +64,7 @@ def main(argv: list[str] | None = None) -> None:
     print("|---|---|---|---|---|")
     for name in args.models.split(","):
         if name == "base":
-            model, tokenizer, _ = load_base(BASE, args.cache)
+            model, tokenizer, _ = load_base(args.base, args.cache)
         else:
             model = AutoModelForCausalLM.from_pretrained(args.folder / name, dtype="float32")
             tokenizer = AutoTokenizer.from_pretrained(args.folder / name)

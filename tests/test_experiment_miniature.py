@@ -25,6 +25,7 @@ import guided_halves
 import neighbours
 import null_skew
 import number_logprobs
+import reexposure
 import sample_size
 import self_calibration
 import simulated_tail
@@ -151,6 +152,13 @@ def test_contaminate_then_validate_on_a_tiny_model(tmp_path, capsys):
             assert (row[-1] != " |") == leak and (row[3] != "") == leak and (row[5] != "") == leak, row
         saved = json.loads((tmp_path / f"{script.__name__}.json").read_text())["models"]["leak-20"]
         assert len(saved["per_question"]) == saved["questions"] > 30  # 40 drawn, a few without twins
+    # One more pass over the whole benchmark: does a seen question move differently?
+    reexposure.main([str(folder), "--models", "leak-20,base", "--base", str(base), "--cache", str(cache)])
+    lines = capsys.readouterr().out.splitlines()
+    cells = [line.split(" | ") for line in lines[2:]]
+    expected = [(f"| {m}", s) for m in ("leak-20", "base") for s in ("log-prob", "min-k++", "zlib")]
+    assert [(row[0], row[1]) for row in cells] == expected, lines
+    assert all(0 <= float(row[i].strip(" |")) <= 1 for row in cells for i in (2, 3)), lines
     controls = [json.loads(line) for line in (folder / "control.jsonl").read_text().splitlines()]
     drawn = {json.loads(line)["question"] for line in (folder / "questions.jsonl").read_text().splitlines()}
     assert len(controls) == 15 and not drawn & {c["question"] for c in controls}  # never drawn, never trained
