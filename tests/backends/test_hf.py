@@ -286,6 +286,19 @@ def test_the_device_is_told_from_torch_s_build_only_when_it_can_only_be_the_cpu(
     assert hf.torch_is_cpu_only() is cpu_only
 
 
+def test_a_new_copy_removes_the_copies_made_in_the_format_before_it(tokenizer, tmp_path):
+    """A pre-v2 copy is never read again; other files in the folder are left alone."""
+    converted = tmp_path / "converted"
+    outdated, unrelated = converted / ("0123456789abcdef01234567"), converted / "notes"
+    for folder in (outdated, unrelated):
+        folder.mkdir(parents=True)
+        (folder / "config.json").write_text("{}")
+    model = tiny_llama(tokenizer)
+    hf._save_converted(model, tokenizer, converted / "v2-abc")
+    assert sorted(p.name for p in converted.iterdir()) == ["notes", "v2-abc"]
+    assert (converted / "v2-abc" / "model.safetensors").is_file()
+
+
 def test_a_conversion_stopped_by_ctrl_c_leaves_no_half_made_copy(tokenizer, tmp_path):
     """A .gguf model's dequantised copy is made in a staging folder, removed if Ctrl-C stops it."""
 

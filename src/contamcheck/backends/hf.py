@@ -662,11 +662,21 @@ def _save_converted(model: Any, tokenizer: Any, target: Path) -> None:
             (staging / "config.json").write_text(json.dumps(config, indent=2, default=str), encoding="utf-8")
             tokenizer.save_pretrained(staging)
         staging.rename(target)
+        _remove_outdated_copies(target.parent)
     except BaseException as exc:  # the copy only saves time: nothing about it may fail the audit
         if staging is not None:  # nor be left half-made, also when Ctrl-C stops it (514 MB for SmolLM2)
             shutil.rmtree(staging, ignore_errors=True)
         if not isinstance(exc, Exception):
             raise
+
+
+def _remove_outdated_copies(folder: Path) -> None:
+    """Copies in the format before v2 (named by the bare digest) are never read again: 0.5 GB each."""
+    import shutil
+
+    for old in folder.iterdir():
+        if re.fullmatch(r"[0-9a-f]{24}", old.name) and old.is_dir() and (old / "config.json").is_file():
+            shutil.rmtree(old, ignore_errors=True)
 
 
 def _unshared_state(model: Any) -> dict[str, Any]:
