@@ -126,8 +126,7 @@ def few_controls_caveat(controls: Controls) -> str | None:
         f"Only {count} control question{'' if count == 1 else 's'}: a question is flagged when it "
         f"scores above the highest of them, which a question the model never saw does "
         f"{chance:.0%} of the time by chance (the expected rate shown; the p-values allow for it). "
-        f"A control file with "
-        f"{CONTROLS_AT_LEAST} or more questions brings it to 5%."
+        f"A control file with {CONTROLS_AT_LEAST} or more questions brings it to 5%."
     )
 
 

@@ -7,18 +7,18 @@ above the (1 − expected rate) quantile of −d, so about 5% of a clean model's
 The p-value is a sign-flip permutation test: flip each d's sign at random (equally likely under the
 null) and count how often the flag count is at least the observed one.
 
-**Unpaired** (control file): a question is flagged when its score is above the k-th lowest of the
-m control questions' scores, k = ⌈(1 − expected rate)(m + 1)⌉ (at most m). The null hypothesis is
+**Unpaired** (control file): a question is flagged when its score is above the k-th lowest of the m
+control questions' scores, k = ⌈(1 − expected rate)(m + 1)⌉ (at most m). The null hypothesis is
 that benchmark and control questions are exchangeable, and then a benchmark question beats that
-control with probability exactly (m + 1 − k) / (m + 1): 5% from 19 controls on, but 1 in m + 1
-below that (a half with one control), which is the chance rate reported. The p-value comes from
-permuting the labels, which also accounts for the threshold being estimated from a finite
-control set. Two statistics are tested on the same
-permutations, because a leak takes two shapes: a few questions far above the controls (the flag
-count sees them) or much of the benchmark a little above them (a light exposure: the rank sum of
-the benchmark's scores, Mann-Whitney's U, sees it where the flag count barely moves). The p-value
-is twice the smaller of the two (Bonferroni), and the share of (benchmark, control) pairs the
-benchmark question wins is reported as the AUROC against the controls (0.5 when exchangeable).
+control with probability (m + 1 − k) / (m + 1) (exactly, for untied scores): at most 5% from 19
+controls on, but 1 in m + 1 below that (a half with one control), which is the chance rate
+reported. The p-value comes from permuting the labels, which also accounts for the threshold being
+estimated from a finite control set. Two statistics are tested on the same permutations, because a
+leak takes two shapes: a few questions far above the controls (the flag count sees them) or much of
+the benchmark a little above them (a light exposure: the rank sum of the benchmark's scores,
+Mann-Whitney's U, sees it where the flag count barely moves). The p-value is twice the smaller of
+the two (Bonferroni), and the share of (benchmark, control) pairs the benchmark question wins is
+reported as the AUROC against the controls (0.5 when exchangeable).
 
 Both are vectorised over permutations in chunks, and a p-value is (hits + 1) / (permutations + 1),
 so it is never 0.
