@@ -18,6 +18,7 @@ from contamcheck.cli import main
 from contamcheck.report import read_report, to_csv, to_html
 
 SAMPLE = str(resources.files("contamcheck.benchmarks").joinpath("data/sample.jsonl"))
+SAMPLE_PATH = Path(SAMPLE)
 CHEATER = f"fake:memorise={SAMPLE}"
 FAST = ["--permutations", "10000", "-n", "40", "--quiet"]
 
@@ -97,6 +98,29 @@ def test_bad_output_names_fail_before_any_work(outputs_given, message, tmp_path,
     assert main(["fake:clean", "sample", *outputs_given]) == 2
     assert message in capsys.readouterr().err
     assert list(tmp_path.iterdir()) == []
+
+
+def test_an_output_that_names_an_input_is_refused_before_any_work(tmp_path, monkeypatch, capsys):
+    """The benchmark, the control file or the saved report, by its name, a link or a second name."""
+    monkeypatch.chdir(tmp_path)
+    bench = tmp_path / "bench.jsonl"
+    bench.write_text(SAMPLE_PATH.read_text())
+    (tmp_path / "link.csv").symlink_to(bench)
+    os.link(bench, tmp_path / "hard.html")
+    assert main(["fake:clean", "bench.jsonl", *FAST, "-o", "saved.json"]) == 0
+    saved = (tmp_path / "saved.json").read_text()
+    monkeypatch.setattr(pipeline, "audit", lambda *a, **k: pytest.fail("audit ran"))
+    for command, said in (
+        (["fake:clean", "bench.jsonl", "--csv", "bench.jsonl"], "--csv 'bench.jsonl' is the benchmark"),
+        (["fake:clean", "bench.jsonl", "--csv", "link.csv"], "--csv 'link.csv' is the benchmark"),
+        (["fake:clean", "bench.jsonl", "--html", "hard.html"], "--html 'hard.html' is the benchmark"),
+        (["fake:clean", "sample", "--control", "bench.jsonl", "-o", "bench.jsonl"], "is the control file"),
+        (["report", "saved.json", "--html", "saved.json"], "--html 'saved.json' is the saved report"),
+    ):
+        assert main(command) == 2, command
+        err = capsys.readouterr().err
+        assert said in err and "would replace it" in err, err
+    assert bench.read_text() == SAMPLE_PATH.read_text() and (tmp_path / "saved.json").read_text() == saved
 
 
 def test_an_existing_output_that_cant_be_written_fails_before_any_work(tmp_path, monkeypatch, capsys):

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import sys
+from pathlib import Path
 from typing import Any
 
 from rich.console import Console
@@ -56,7 +58,8 @@ def run_audit(model: str, benchmark: str, options: dict[str, Any]) -> int:
     from ..pipeline import audit
 
     config = config_from_options(model, benchmark, options)
-    options = {**options, **writable_outputs(options)}
+    inputs = {"the benchmark": benchmark, "the control file": options.get("control")}
+    options = {**options, **writable_outputs(options, inputs)}
     low_memory = options.get("low_memory")  # None, the default: on where the C library allows it
     if low_memory is not False and not return_freed_memory() and low_memory:  # asked for, can't be
         Console(stderr=True).print("--low-memory has no effect here: it needs Linux with glibc.")
@@ -83,8 +86,10 @@ def evidence_line(report: Report) -> str:
 OUTPUT_FLAGS = {"output": "--output", "csv_file": "--csv", "html_file": "--html"}
 
 
-def writable_outputs(options: dict[str, Any]) -> dict[str, Any]:
-    """The output files, each checked before any work is done (a bad path fails in a second)."""
+def writable_outputs(options: dict[str, Any], inputs: dict[str, str | None] | None = None) -> dict[str, Any]:
+    """The output files, each checked before any work is done (a bad path fails in a second), and
+    never one of the files read (``inputs``: what each is, and its spec; a name that is not a file
+    here, like ``gsm8k``, is no file to overwrite)."""
     checked = {
         key: io.check_writable(options[key], flag)
         for key, flag in OUTPUT_FLAGS.items()
@@ -93,7 +98,21 @@ def writable_outputs(options: dict[str, Any]) -> dict[str, Any]:
     files = [path.resolve() for path in checked.values() if not path.exists() or path.is_file()]
     if len(set(files)) < len(files):
         raise InputError("Two outputs name the same file; give each of --output, --csv and --html its own.")
+    for key, path in checked.items():
+        for what, spec in (inputs or {}).items():
+            if spec and path.is_file() and Path(spec).expanduser().is_file() and _same_file(path, spec):
+                raise InputError(
+                    f"{OUTPUT_FLAGS[key]} {str(options[key])!r} is {what} this command reads; writing there "
+                    "would replace it. Give the output another name."
+                )
     return checked
+
+
+def _same_file(path: Path, other: str) -> bool:
+    try:  # a link or a second name of the same file counts
+        return os.path.samefile(path, Path(other).expanduser())
+    except OSError:
+        return False
 
 
 def show_report(report: Report, options: dict[str, Any]) -> None:
@@ -115,7 +134,7 @@ def show_report(report: Report, options: dict[str, Any]) -> None:
 
 
 def rerender(path: str, options: dict[str, Any]) -> int:
-    options = {**options, **writable_outputs(options)}
+    options = {**options, **writable_outputs(options, {"the saved report": path})}
     report = io.read_report(path)
     show_report(report, options)
     return report.verdict.exit_code
