@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import sqlite3
 from pathlib import Path
@@ -10,6 +11,7 @@ import numpy as np
 import pytest
 
 from contamcheck.backends import TokenStats
+from contamcheck.cli import main
 from contamcheck.errors import InputError
 from contamcheck.evidence.cache import EvidenceCache, decode, encode
 
@@ -85,6 +87,51 @@ def test_a_damaged_database_is_moved_aside_not_deleted(tmp_path):
     assert list(tmp_path.glob("evidence.sqlite3.damaged-*"))
     cache.put_many("m", {"k": "v"})
     assert cache.get_many("m", ["k"]) == {"k": "v"}
+
+
+def damaged_cache(folder: Path) -> None:
+    """A cache that opens (its first page is intact) with garbage over every other page."""
+    cache = EvidenceCache(folder)
+    cache.put_many("m", {f"k{i}": stats(200) for i in range(400)})
+    cache.put_model_info("m", {"name": "a model"})
+    cache.close()
+    path = folder / "evidence.sqlite3"
+    size = path.stat().st_size
+    with open(path, "r+b") as file:
+        file.seek(4096)
+        file.write(b"\xff" * (size - 4096))
+
+
+@pytest.mark.parametrize("operation", ["get", "summary", "clear"])
+def test_damage_met_after_opening_sets_the_file_aside_and_carries_on(tmp_path, operation):
+    damaged_cache(tmp_path)
+    cache = EvidenceCache(tmp_path)  # opens: SQLite finds the damage only where it reads
+    assert not cache.notes
+    if operation == "get":
+        assert cache.get_many("m", [f"k{i}" for i in range(400)]) == {}
+    elif operation == "summary":
+        assert cache.summary()["models"] == []
+    else:
+        assert cache.clear()["files"] == 1  # the damaged file, set aside, then removed
+    assert cache.notes and "malformed" in cache.notes[0] and "moved it to" in cache.notes[0]
+    aside = list(tmp_path.glob("evidence.sqlite3.damaged-*"))
+    assert len(aside) == (0 if operation == "clear" else 1)
+    cache.put_many("m", {"k0": "again"})
+    assert cache.get_many("m", ["k0"]) == {"k0": "again"}
+
+
+def test_the_cache_commands_and_an_audit_get_past_a_damaged_cache(tmp_path, capsys):
+    """Was "Internal error (DatabaseError: database disk image is malformed)", exit 3, for all three."""
+    audit = ["fake:clean", "sample", "-n", "30", "--permutations", "2000", "--json"]
+    assert main([*audit, "--cache", str(tmp_path / "audit")]) == 0  # its evidence, to be read back
+    capsys.readouterr()
+    for name, command in (("info", ["cache", "info"]), ("audit", audit), ("clear", ["cache", "clear"])):
+        damaged_cache(tmp_path / name)
+        assert main([*command, "--cache", str(tmp_path / name)]) == 0, command
+        out, err = capsys.readouterr()
+        said = json.loads(out)["warnings"] if name == "audit" else [err]
+        assert "Internal error" not in err and any("malformed" in note for note in said), (out, err)
+    assert not list((tmp_path / "clear").glob("evidence.sqlite3.damaged-*"))  # set aside, then removed
 
 
 def test_an_intact_cache_it_cannot_write_is_an_input_error_and_kept(tmp_path, monkeypatch):

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 from rich.text import Text
 
 from ..config import AuditConfig
@@ -148,7 +149,10 @@ def show_cache(folder: str | None) -> int:
     if not where.is_dir():  # looking must not create it
         console.print(f"cache: {where} (nothing stored yet)")
         return 0
-    summary = EvidenceCache(where).summary()
+    cache = EvidenceCache(where)
+    summary = cache.summary()
+    for note in cache.notes:
+        Console(soft_wrap=True, stderr=True).print(f"[yellow]{escape(note)}[/yellow]")
     total = summary["bytes"] + summary["converted"]["bytes"] + summary["nulls"]["bytes"]
     console.print(f"cache: {where} ({_mib(total)} in all)")
     console.print(f"  evidence: {summary['path']} ({_mib(summary['bytes'])})")
@@ -175,7 +179,10 @@ def clear_cache(folder: str | None) -> int:
     if not where.is_dir():
         Console(soft_wrap=True).print(f"cache: {where} (nothing stored, nothing to clear)")
         return 0
-    removed = EvidenceCache(where).clear()
+    cache = EvidenceCache(where)
+    removed = cache.clear()
+    for note in cache.notes:
+        Console(soft_wrap=True, stderr=True).print(f"[yellow]{escape(note)}[/yellow]")
     Console(soft_wrap=True).print(
         f"removed {removed['entries']} evidence entries, and {removed['files']} other files "
         f"(converted models, null tables, damaged caches set aside: {_mib(removed['bytes'])}) from {where}"

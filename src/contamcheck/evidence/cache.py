@@ -12,7 +12,8 @@ and request key (the kind of request, its parameters and a SHA-256 of its text):
 WAL journaling with ``synchronous=NORMAL`` keeps every committed batch through a crash or
 ``kill -9`` of the process; a batch being written when the process dies is simply absent, and
 the resumed audit computes it again. A file that is not a readable database is moved aside (never
-deleted) and a fresh one started.
+deleted) and a fresh one started: when it is opened, or when a damaged page is met later (SQLite
+finds most damage only where it reads), in which case the operation runs again on the fresh file.
 """
 
 from __future__ import annotations
@@ -25,9 +26,9 @@ import shutil
 import sqlite3
 import struct
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -46,6 +47,7 @@ _HEADER = struct.Struct("<4sBI")  # magic, flags, number of tokens
 _MAGIC = b"TS01"
 _HAS_MOMENTS, _TRUNCATED = 1, 2
 _SELECT_CHUNK = 500  # keys per SELECT ... IN (...), well under SQLite's parameter limit
+T = TypeVar("T")
 
 
 def default_cache_dir() -> Path:
@@ -117,14 +119,30 @@ class EvidenceCache:
                 "Pass --cache DIR or --no-cache."
             ) from None
         except sqlite3.DatabaseError as exc:  # not a database, or another schema: set aside
-            aside = self.path.with_name(f"{FILE_NAME}.damaged-{int(time.time())}")
-            self.path.rename(aside)
-            for suffix in ("-wal", "-shm"):
-                Path(str(self.path) + suffix).unlink(missing_ok=True)
-            self.notes.append(
-                f"The evidence cache was unreadable ({exc}); moved it to {aside} and started a new one."
-            )
+            self._set_aside(exc)
             self._db = self._open()
+
+    def _set_aside(self, exc: sqlite3.DatabaseError) -> None:
+        aside = self.path.with_name(f"{FILE_NAME}.damaged-{time.time_ns()}")
+        self.path.rename(aside)
+        for suffix in ("-wal", "-shm"):
+            Path(str(self.path) + suffix).unlink(missing_ok=True)
+        self.notes.append(
+            f"The evidence cache was unreadable ({exc}); moved it to {aside} and started a new one."
+        )
+
+    def _safely(self, action: Callable[[], T]) -> T:
+        """Run ``action``; if it meets a damaged page, set the file aside and run it on a fresh one."""
+        try:
+            return action()
+        except sqlite3.OperationalError:  # locked, or the disk: nothing wrong with the file
+            raise
+        except sqlite3.DatabaseError as exc:
+            with contextlib.suppress(sqlite3.Error):
+                self._db.close()
+            self._set_aside(exc)
+            self._db = self._open()
+            return action()
 
     def _open(self) -> sqlite3.Connection:
         db = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False)
@@ -153,6 +171,9 @@ class EvidenceCache:
 
     def get_many(self, namespace: str, keys: Iterable[str]) -> dict[str, Value]:
         keys = list(keys)
+        return self._safely(lambda: self._get_many(namespace, keys))
+
+    def _get_many(self, namespace: str, keys: list[str]) -> dict[str, Value]:
         found: dict[str, Value] = {}
         for start in range(0, len(keys), _SELECT_CHUNK):
             chunk = keys[start : start + _SELECT_CHUNK]
@@ -168,29 +189,42 @@ class EvidenceCache:
     def put_many(self, namespace: str, entries: Mapping[str, Value]) -> None:
         now = time.time()
         rows = [(namespace, key, *encode(value), now) for key, value in entries.items()]
-        with self._transaction():
-            self._db.executemany(
-                # first write wins (engine.py): a value another process stored meanwhile stays
-                "INSERT OR IGNORE INTO evidence (namespace, key, kind, value, created) "
-                "VALUES (?, ?, ?, ?, ?)",
-                rows,
-            )
+
+        def put() -> None:
+            with self._transaction():
+                self._db.executemany(
+                    # first write wins (engine.py): a value another process stored meanwhile stays
+                    "INSERT OR IGNORE INTO evidence (namespace, key, kind, value, created) "
+                    "VALUES (?, ?, ?, ?, ?)",
+                    rows,
+                )
+
+        self._safely(put)
 
     # -- models and files ---------------------------------------------------------------------------
 
     def get_model_info(self, namespace: str) -> dict[str, Any] | None:
+        return self._safely(lambda: self._model_info(namespace))
+
+    def _model_info(self, namespace: str) -> dict[str, Any] | None:
         row = self._db.execute("SELECT info FROM models WHERE namespace = ?", (namespace,)).fetchone()
         return json.loads(row[0]) if row else None
 
     def put_model_info(self, namespace: str, info: dict[str, Any]) -> None:
-        with self._transaction():
-            self._db.execute(
-                "INSERT OR REPLACE INTO models (namespace, info, updated) VALUES (?, ?, ?)",
-                (namespace, json.dumps(info, sort_keys=True), time.time()),
-            )
+        def put() -> None:
+            with self._transaction():
+                self._db.execute(
+                    "INSERT OR REPLACE INTO models (namespace, info, updated) VALUES (?, ?, ?)",
+                    (namespace, json.dumps(info, sort_keys=True), time.time()),
+                )
+
+        self._safely(put)
 
     def file_digest(self, path: Path) -> str:
         """SHA-256 of a file, computed once per (path, size, modification time)."""
+        return self._safely(lambda: self._file_digest(path))
+
+    def _file_digest(self, path: Path) -> str:
         resolved = str(path.resolve())
         stat = path.stat()
         row = self._db.execute(
@@ -211,12 +245,15 @@ class EvidenceCache:
 
     def summary(self) -> dict[str, Any]:
         """What the cache folder holds: evidence entries per model, and each part's size in bytes."""
+        return self._safely(self._summary)
+
+    def _summary(self) -> dict[str, Any]:
         per_model = []
         for namespace, count, first, last in self._db.execute(
             "SELECT namespace, COUNT(*), MIN(created), MAX(created) FROM evidence "
             "GROUP BY namespace ORDER BY MAX(created) DESC"
-        ):
-            info = self.get_model_info(namespace) or {}
+        ).fetchall():
+            info = self._model_info(namespace) or {}
             per_model.append(
                 {
                     "model": info.get("name", namespace.split("|")[0]),
@@ -238,6 +275,9 @@ class EvidenceCache:
         Besides evidence: models converted from .gguf files and the simulated null tables, both made
         again when an audit needs them, and evidence files once moved aside as unreadable.
         """
+        return self._safely(self._clear)
+
+    def _clear(self) -> dict[str, int]:
         with self._transaction():
             removed = int(self._db.execute("SELECT COUNT(*) FROM evidence").fetchone()[0])
             self._db.execute("DELETE FROM evidence")

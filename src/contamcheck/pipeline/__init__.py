@@ -55,12 +55,24 @@ def audit(
     progress: ProgressCallback | None = None,
     store: EvidenceStore | None = None,
 ) -> Report:
-    """Audit ``config.model`` on ``config.benchmark`` and return the report (no printing)."""
+    """Audit ``config.model`` on ``config.benchmark`` and return the report (no printing).
+
+    A cache it opens itself it also closes, so its file is whole on disk when the call returns (a
+    store passed in stays open: it is the caller's)."""
+    if store is not None:
+        return _audit(config, progress, store)
+    opened = MemoryStore() if config.no_cache else EvidenceCache(config.cache)
+    try:
+        return _audit(config, progress, opened)
+    finally:
+        if isinstance(opened, EvidenceCache):
+            opened.close()
+
+
+def _audit(config: AuditConfig, progress: ProgressCallback | None, store: EvidenceStore) -> Report:
     started_at = datetime.now(timezone.utc)
     started = time.perf_counter()
     progress = progress or (lambda label, done, total: None)
-    if store is None:
-        store = MemoryStore() if config.no_cache else EvidenceCache(config.cache)
     cache_dir = store.folder if isinstance(store, EvidenceCache) else None
 
     plan = plan_audit(config)
