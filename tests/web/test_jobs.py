@@ -289,6 +289,22 @@ def test_a_stored_report_reads_back_with_the_report_reader(client, data_dir):
     assert report.settings.limit == 5 and report.model.spec == CHEATER
 
 
+def test_a_report_damaged_after_the_audit_says_why_on_every_address(open_client, data_dir):
+    """Was a bare 500 and a traceback in the server's log (found by a black-box pass)."""
+    client = open_client()
+    job_id = start_job(client, limit="5", tests="min-k")
+    wait_for(client, job_id)
+    stop(client)
+    path = data_dir / "jobs" / job_id / "report.json"
+    path.write_text(path.read_text()[:500])
+    restarted = open_client()
+    for address in ("view", "report.json", "report.csv", "report.html"):
+        response = restarted.get(f"/jobs/{job_id}/{address}")
+        assert response.status_code == 500 and "is not a JSON report" in response.text, address
+        assert "This audit's report can't be read" in response.text and "Run the audit again" in response.text
+    assert restarted.get(f"/jobs/{job_id}").status_code == 200  # its page, with Run again and Delete
+
+
 def test_unreadable_or_invalid_job_files_are_skipped_not_fatal(open_client, data_dir):
     client = open_client()
     job_id = start_job(client, limit="5", tests="min-k")

@@ -37,7 +37,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from .. import __version__
 from ..benchmarks import BUILTINS, load_benchmark
-from ..errors import InputError, UnknownNameError
+from ..errors import ContamcheckError, InputError, UnknownNameError
 from ..methods import TESTS
 from ..report.html_report import format_p, format_percent, format_time
 from .forms import (
@@ -159,6 +159,13 @@ def create_app(
     @app.exception_handler(BodyTooLarge)
     async def too_large(_: Request, exc: Exception) -> Response:
         return PlainTextResponse(str(exc), status_code=413)
+
+    @app.exception_handler(ContamcheckError)
+    async def unreadable(request: Request, exc: Exception) -> Response:
+        """A saved report that no longer reads (edited, cut short): its message, not a bare 500."""
+        if request.url.path.startswith("/api/"):
+            return JSONResponse({"detail": str(exc)}, status_code=500)
+        return page("unreadable.html.j2", 500, message=str(exc))
 
     @app.exception_handler(StarletteHTTPException)
     async def no_route(request: Request, exc: Exception) -> Response:
