@@ -66,6 +66,79 @@ def test_an_older_minor_schema_reads_and_a_newer_one_says_to_upgrade(tmp_path: P
             read_report(path)
 
 
+SAVED = {  # a published audit of each verdict
+    "likely": ROOT / "docs" / "validation" / "gsm8k-seed0" / "default-leak-3.json",
+    "clean": ROOT / "docs" / "example" / "report.json",
+}
+
+
+def _edited(tmp_path: Path, data: dict) -> Path:
+    path = tmp_path / "edited.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize(
+    ("edit", "message"),
+    [
+        # "likely" laundered into "clean", its label and exit code made to match
+        (
+            lambda d: d["verdict"].update(code="clean", label="No evidence found", exit_code=0),
+            "the verdict 'clean' does not follow from the tests' statuses",
+        ),
+        (lambda d: d["verdict"].update(label="No evidence found"), "is not that of the verdict 'likely'"),
+        (
+            lambda d: d["tests"][2].update(flag_rate=5.0),
+            "tests.2.flag_rate: Input should be less than or equal to 1",
+        ),
+        (
+            lambda d: d["tests"][2].update(n_flagged=3),
+            "min-k++: 3 of 195 flagged does not agree with flag_rate",
+        ),
+        (
+            lambda d: d["tests"][2].update(p_value=-1),
+            "tests.2.p_value: Input should be greater than or equal to 0",
+        ),
+        (lambda d: d["index"].update(value=99), "index.value: Input should be less than or equal to 1"),
+        (
+            lambda d: d.update(tests=[]),
+            "the verdict 'likely' does not follow from the tests' statuses (none calibrated)",
+        ),
+    ],
+)
+def test_an_edited_report_that_contradicts_itself_is_refused(tmp_path: Path, capsys, edit, message):
+    """A saved audit re-read by a gate: impossible numbers, or a verdict its own tests don't give."""
+    from contamcheck.cli import main
+
+    data = json.loads(SAVED["likely"].read_text(encoding="utf-8"))
+    edit(data)
+    path = _edited(tmp_path, data)
+    assert main(["report", str(path), "-q"]) == 2
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err, err
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ('{"tool": "contamcheck", "x": ' + "[" * 100_000 + "]" * 100_000 + "}", "nested too deeply"),
+        ('{"tool": "contamcheck", "p": NaN}', "NaN is not a number a report holds"),
+        ('{"tool": "contamcheck", "p": -Infinity}', "-Infinity is not a number a report holds"),
+    ],
+)
+def test_json_no_report_can_hold_is_an_input_error(tmp_path: Path, capsys, text, message):
+    from contamcheck.cli import main
+
+    path = tmp_path / "odd.json"
+    path.write_text(text, encoding="utf-8")
+    assert (
+        main(["report", str(path), "--html", str(tmp_path / "r.html"), "--csv", str(tmp_path / "r.csv")]) == 2
+    )
+    err = capsys.readouterr().err
+    assert "is not a JSON report" in err and message in err and "Traceback" not in err, err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["odd.json"]  # no output half written
+
+
 @pytest.mark.parametrize(("code", "fail_on", "edited"), [("likely", "likely", 0), ("clean", "likely", 7)])
 def test_an_exit_code_that_does_not_follow_the_verdict_is_refused(
     tmp_path: Path, capsys, code, fail_on, edited
@@ -74,8 +147,9 @@ def test_an_exit_code_that_does_not_follow_the_verdict_is_refused(
     edited one must not turn a "likely" into 0."""
     from contamcheck.cli import main
 
-    data = json.loads((ROOT / "docs" / "example" / "report.json").read_text(encoding="utf-8"))
-    data["verdict"].update(code=code, fail_on=fail_on, exit_code=edited)
+    data = json.loads(SAVED[code].read_text(encoding="utf-8"))
+    assert data["verdict"]["code"] == code and data["verdict"]["fail_on"] == fail_on
+    data["verdict"]["exit_code"] = edited
     path = tmp_path / "report.json"
     path.write_text(json.dumps(data), encoding="utf-8")
     assert main(["report", str(path)]) == 2

@@ -117,17 +117,21 @@ def _same_file(path: Path, other: str) -> bool:
 
 
 def show_report(report: Report, options: dict[str, Any]) -> None:
-    """Write and print a report as the output options say."""
+    """Write and print a report as the output options say: every file rendered before any is
+    written, so a report that fails to render leaves none of them half done."""
+    texts = {}
     if options.get("output"):
-        io.write_atomic(options["output"], io.to_json(report))
+        texts[options["output"]] = io.to_json(report)
     if options.get("csv_file"):
         from ..report.csv_report import to_csv
 
-        io.write_atomic(options["csv_file"], to_csv(report))
+        texts[options["csv_file"]] = to_csv(report)
     if options.get("html_file"):
         from ..report.html_report import to_html
 
-        io.write_atomic(options["html_file"], to_html(report))
+        texts[options["html_file"]] = to_html(report)
+    for path, text in texts.items():
+        io.write_atomic(path, text)
     if options["as_json"]:
         sys.stdout.write(io.to_json(report))
     elif not options["quiet"]:

@@ -90,6 +90,11 @@ def to_json(report: Report) -> str:
     return report.model_dump_json(indent=2) + "\n"
 
 
+def _no_constant(name: str) -> None:
+    """A report never holds NaN or Infinity (a number that could not be computed is null)."""
+    raise ValueError(f"{name} is not a number a report holds (one that could not be computed is null)")
+
+
 def _minor(version: str) -> int:
     """The minor part of a schema version ("1.2" -> 2; 0 where there is none or it is not a number)."""
     parts = version.split(".")
@@ -102,9 +107,11 @@ def read_report(path: str | Path) -> Report:
     if not source.is_file():
         raise InputError(f"Report file {str(path)!r} does not exist.")
     try:
-        data = json.loads(source.read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        data = json.loads(source.read_text(encoding="utf-8"), parse_constant=_no_constant)
+    except (UnicodeDecodeError, json.JSONDecodeError, ValueError) as exc:
         raise InputError(f"{str(path)!r} is not a JSON report: {exc}.") from None
+    except RecursionError:
+        raise InputError(f"{str(path)!r} is not a JSON report: it is nested too deeply to read.") from None
     if not isinstance(data, dict) or data.get("tool") != "contamcheck":
         raise InputError(f'{str(path)!r} is not a contamcheck report (no "tool": "contamcheck").')
     version = str(data.get("schema_version", ""))

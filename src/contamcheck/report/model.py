@@ -7,7 +7,7 @@ computed are None (JSON null), never NaN.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -22,6 +22,10 @@ VerdictCode = Literal["likely", "evidence", "inconclusive", "clean"]
 
 class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid")
+
+
+# A rate, a probability or a share: a saved report holding 5.0 or -1 here was edited.
+Share = Annotated[float, Field(ge=0, le=1)]
 
 
 class ModelInfo(_Model):
@@ -96,7 +100,7 @@ class BulkNull(_Model):
     )
     twin_preference_ci: tuple[float, float] | None = None
     twins_above_threshold: int | None = None
-    tail_p_value: float | None = Field(
+    tail_p_value: Share | None = Field(
         default=None, description="p-value of the flag count alone (the tail beyond the bulk)"
     )
     count_withheld: bool = Field(
@@ -109,7 +113,7 @@ class BulkNull(_Model):
         description="with a reference: rank correlation of original + twin with original - twin "
         "(> 0 when the originals spread more than their twins)",
     )
-    spread_p_value: float | None = Field(
+    spread_p_value: Share | None = Field(
         default=None,
         description="with a reference: p-value of the spread test against the twins "
         "(as many swaps as settings.permutations)",
@@ -130,17 +134,17 @@ class TestResult(_Model):
     skip_reason: str | None = None
     n: int = 0
     n_flagged: int = 0
-    flag_rate: float | None = None
+    flag_rate: Share | None = None
     flag_rate_ci: tuple[float, float] | None = None
-    expected_rate: float = 0.05
+    expected_rate: Share = 0.05
     threshold: float | None = None
-    p_value: float | None = None
-    p_adjusted: float | None = None
-    min_attainable_p: float | None = None
+    p_value: Share | None = None
+    p_adjusted: Share | None = None
+    min_attainable_p: Share | None = None
     permutations: int | None = None
     mean_difference: float | None = None
     median_difference: float | None = None
-    auroc_vs_controls: float | None = Field(
+    auroc_vs_controls: Share | None = Field(
         default=None,
         description="unpaired: share of (benchmark, control) pairs where the benchmark question scores "
         "higher (0.5 when exchangeable)",
@@ -152,6 +156,17 @@ class TestResult(_Model):
     statistic: float | None = None
     shards: list[ShardResult] = Field(default_factory=list)
     null: BulkNull | None = None
+
+    @model_validator(mode="after")
+    def _counts_agree(self) -> TestResult:
+        if self.n_flagged > self.n or (
+            self.flag_rate is not None and self.n and abs(self.flag_rate - self.n_flagged / self.n) > 1e-9
+        ):
+            raise ValueError(
+                f"{self.name}: {self.n_flagged} of {self.n} flagged does not agree with flag_rate "
+                f"{self.flag_rate}: the file was edited"
+            )
+        return self
 
     @property
     def aggregate_evidence(self) -> bool:
@@ -209,7 +224,7 @@ class IndexComponent(_Model):
 
 
 class EvidenceIndex(_Model):
-    value: float | None = Field(description="weighted strength in [0, 1]; None when nothing contributes")
+    value: Share | None = Field(description="weighted strength in [0, 1]; None when nothing contributes")
     band: Literal["low", "moderate", "high", "n/a"]
     components: list[IndexComponent] = Field(default_factory=list)
     explanation: str = ""
@@ -226,8 +241,12 @@ class Verdict(_Model):
     def _exit_code_follows_the_verdict(self) -> Verdict:
         # `contamcheck report` exits with it, so a gate re-reading a saved audit can't be told 0 for
         # a "likely" by an edited file
-        from ..stats.verdict import exit_code
+        from ..stats.verdict import VERDICT_LABELS, exit_code
 
+        if self.label != VERDICT_LABELS[self.code]:
+            raise ValueError(
+                f"label {self.label!r} is not that of the verdict {self.code!r}: the file was edited"
+            )
         expected = exit_code(self.code, self.fail_on)
         if self.exit_code != expected:
             raise ValueError(
@@ -299,6 +318,20 @@ class Report(_Model):
     warnings: list[str] = Field(default_factory=list)
     versions: dict[str, str] = Field(default_factory=dict)
     run: RunInfo
+
+    @model_validator(mode="after")
+    def _verdict_follows_the_tests(self) -> Report:
+        # what `judge` guarantees (stats/verdict.py): "likely" exactly when a calibrated test failed,
+        # "clean" only when no calibrated test went beyond chance
+        strongest = {t.status for t in self.tests if t.calibrated}
+        code = self.verdict.code
+        if (code == "likely") != ("fail" in strongest) or (code == "clean" and strongest & {"fail", "warn"}):
+            statuses = ", ".join(f"{t.name} {t.status}" for t in self.tests if t.calibrated)
+            raise ValueError(
+                f"the verdict {code!r} does not follow from the tests' statuses "
+                f"({statuses or 'none calibrated'}): the file was edited"
+            )
+        return self
 
     def test(self, name: str) -> TestResult:
         for result in self.tests:
