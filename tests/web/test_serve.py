@@ -34,6 +34,16 @@ def test_a_host_name_that_resolves_elsewhere_is_refused(monkeypatch, capsys):
     assert "resolves to 192.168.1.30, which is not loopback" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize(
+    ("data", "said"), [("/proc/contamcheck-data", "can't be created"), ("/sys/kernel", "can't be written")]
+)
+def test_a_data_folder_that_cant_be_made_or_written_is_an_input_error(data, said, capsys):
+    """Was 'Internal error (OSError: Read-only file system)', exit 3, for one that exists."""
+    assert main(["serve", "--port", "0", "--data", data]) == 2
+    err = capsys.readouterr().err
+    assert f"--data {data!r} {said}" in err and "Internal error" not in err, err
+
+
 def test_a_host_name_that_does_not_resolve_is_refused(capsys):
     assert main(["serve", "--host", "no-such-host.invalid"]) == 2
     assert "does not resolve" in capsys.readouterr().err

@@ -6,6 +6,7 @@ import contextlib
 import os
 import socket
 import sys
+import tempfile
 from pathlib import Path
 
 import click
@@ -37,6 +38,14 @@ def serve(host: str, port: int, data: str | None, max_upload_mb: float) -> int:
         folder.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise InputError(f"--data {str(folder)!r} can't be created: {exc.strerror}.") from None
+    try:  # a folder that exists but can't be written (a read-only file system): said now, not as a bug
+        with tempfile.NamedTemporaryFile(dir=folder, prefix=".check-"):
+            pass
+    except OSError as exc:
+        raise InputError(
+            f"--data {str(folder)!r} can't be written ({exc.strerror}); pass --data with a folder you "
+            "can write."
+        ) from None
 
     return_freed_memory()  # audits run in this long-lived process, one after another (memory.py)
     listener = _listen(address, port)
