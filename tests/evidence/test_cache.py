@@ -134,6 +134,22 @@ def test_the_cache_commands_and_an_audit_get_past_a_damaged_cache(tmp_path, caps
     assert not list((tmp_path / "clear").glob("evidence.sqlite3.damaged-*"))  # set aside, then removed
 
 
+def test_a_cache_path_that_is_a_file_says_where_the_name_came_from(tmp_path, monkeypatch, capsys):
+    """CONTAMCHECK_CACHE naming a file: every command says so and names the variable (info and
+    clear said "nothing stored", an audit "File exists. Pass --cache DIR")."""
+    afile = tmp_path / "afile"
+    afile.write_text("not a folder")
+    monkeypatch.setenv("CONTAMCHECK_CACHE", str(afile))
+    audit = ["fake:clean", "sample"]
+    commands = ((["cache", "info"], ""), (["cache", "clear"], ""), (audit, " or --no-cache"))
+    for command, more in commands:
+        assert main(command) == 2, command
+        err = capsys.readouterr().err
+        assert f"The cache folder {str(afile)!r} is a file. Fix or unset CONTAMCHECK_CACHE" in err, err
+        assert err.rstrip().endswith(f"pass --cache DIR{more}."), err
+    assert afile.read_text() == "not a folder"
+
+
 def test_an_intact_cache_it_cannot_write_is_an_input_error_and_kept(tmp_path, monkeypatch):
     """Read-only or locked is not damaged: the file stays where it is, with its evidence."""
     EvidenceCache(tmp_path).put_many("m", {"k": "v"})

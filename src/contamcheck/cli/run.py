@@ -150,10 +150,10 @@ def show_cache(folder: str | None) -> int:
 
     console = Console(soft_wrap=True)
     where = cache_folder(folder)
-    if not where.is_dir():  # looking must not create it
+    if not where.exists():  # looking must not create it (a file there is said below)
         console.print(f"cache: {where} (nothing stored yet)")
         return 0
-    cache = EvidenceCache(where)
+    cache = EvidenceCache(folder, audit=False)
     summary = cache.summary()
     for note in cache.notes:
         Console(soft_wrap=True, stderr=True).print(f"[yellow]{escape(note)}[/yellow]")
@@ -180,10 +180,10 @@ def clear_cache(folder: str | None) -> int:
     from ..evidence.cache import EvidenceCache, cache_folder
 
     where = cache_folder(folder)
-    if not where.is_dir():
+    if not where.exists():
         Console(soft_wrap=True).print(f"cache: {where} (nothing stored, nothing to clear)")
         return 0
-    cache = EvidenceCache(where)
+    cache = EvidenceCache(folder, audit=False)
     removed = cache.clear()
     for note in cache.notes:
         Console(soft_wrap=True, stderr=True).print(f"[yellow]{escape(note)}[/yellow]")

@@ -65,6 +65,15 @@ def cache_folder(folder: str | Path | None = None) -> Path:
     return Path(folder).expanduser() if folder is not None else default_cache_dir()
 
 
+def cache_remedy(folder: str | Path | None, audit: bool = True) -> str:
+    """What to do about a cache folder that can't be used, by where its name came from."""
+    if folder is None and os.environ.get("CONTAMCHECK_CACHE"):
+        where = "Fix or unset CONTAMCHECK_CACHE, which names it, or pass --cache DIR"
+    else:
+        where = "Pass --cache DIR (another folder)" if folder is not None else "Pass --cache DIR"
+    return where + (" or --no-cache." if audit else ".")
+
+
 def encode(value: Value) -> tuple[str, bytes]:
     if isinstance(value, str):
         return "generate", value.encode("utf-8", "surrogatepass")
@@ -92,31 +101,31 @@ def decode(kind: str, blob: bytes) -> Value:
 class EvidenceCache:
     """A SQLite evidence store in ``folder`` (created if missing)."""
 
-    def __init__(self, folder: str | Path | None = None) -> None:
+    def __init__(self, folder: str | Path | None = None, audit: bool = True) -> None:
+        """``audit``: opened by an audit, which can do without it (``--no-cache``); not by ``cache info``."""
         self.folder = cache_folder(folder)
+        remedy = cache_remedy(folder, audit)
+        if self.folder.exists() and not self.folder.is_dir():
+            raise InputError(f"The cache folder {str(self.folder)!r} is a file. {remedy}")
         try:
             self.folder.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise InputError(
-                f"Can't create the cache folder {str(self.folder)!r}: {exc.strerror}. Pass --cache DIR."
+                f"Can't create the cache folder {str(self.folder)!r}: {exc.strerror}. {remedy}"
             ) from None
         if not os.access(self.folder, os.W_OK):
-            raise InputError(
-                f"The cache folder {str(self.folder)!r} is not writable. Pass --cache DIR or --no-cache."
-            )
+            raise InputError(f"The cache folder {str(self.folder)!r} is not writable. {remedy}")
         self.path = self.folder / FILE_NAME
         self.notes: list[str] = []
         if self.path.exists() and not os.access(self.path, os.W_OK):
             raise InputError(
-                f"The evidence cache {str(self.path)!r} is read-only. Make it writable, or pass "
-                "--cache DIR (another folder) or --no-cache."
+                f"The evidence cache {str(self.path)!r} is read-only. Make it writable. {remedy}"
             )
         try:
             self._db = self._open()
         except sqlite3.OperationalError as exc:  # locked past the timeout, or a read-only folder: intact
             raise InputError(
-                f"The evidence cache {str(self.path)!r} can't be used ({exc}). "
-                "Pass --cache DIR or --no-cache."
+                f"The evidence cache {str(self.path)!r} can't be used ({exc}). {remedy}"
             ) from None
         except sqlite3.DatabaseError as exc:  # not a database, or another schema: set aside
             self._set_aside(exc)
