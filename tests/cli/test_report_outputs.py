@@ -176,6 +176,16 @@ def test_help_lists_the_options(command, capsys):
     assert "--csv" in out and "--html" in out
 
 
+@pytest.mark.parametrize(
+    "command",
+    [["fake:clean", "sample"], ["run"], ["report"], ["serve"], ["cache", "info"], ["cache", "clear"]],
+)
+def test_every_command_that_can_fail_unexpectedly_takes_debug(command, capsys):
+    """An unexpected error says "rerun with --debug": every command that can say it accepts it."""
+    assert main([*command, "--help"]) == 0
+    assert "--debug" in capsys.readouterr().out
+
+
 def test_help_stays_free_of_the_renderers_heavy_imports():
     code = (
         "import sys; from contamcheck.cli import main; rc = main(['--help']); "

@@ -266,20 +266,22 @@ def cache_group() -> None:
 
 @cache_group.command("info")
 @click.option("--cache", "cache", type=click.Path(file_okay=False), help="Folder of the evidence cache.")
-def cache_info(cache: str | None) -> int:
+@click.option("--debug", is_flag=True, help="Show tracebacks for unexpected errors.")
+def cache_info(cache: str | None, debug: bool) -> int:
     """Where the cache is, how big each part, and which models it holds evidence for."""
     from .run import show_cache
 
-    return guarded(False)(lambda: show_cache(cache))
+    return guarded(debug)(lambda: show_cache(cache))
 
 
 @cache_group.command("clear")
 @click.option("--cache", "cache", type=click.Path(file_okay=False), help="Folder of the evidence cache.")
-def cache_clear(cache: str | None) -> int:
+@click.option("--debug", is_flag=True, help="Show tracebacks for unexpected errors.")
+def cache_clear(cache: str | None, debug: bool) -> int:
     """Delete everything cached: evidence, converted models, null tables (an audit remakes them)."""
     from .run import clear_cache
 
-    return guarded(False)(lambda: clear_cache(cache))
+    return guarded(debug)(lambda: clear_cache(cache))
 
 
 @cli.command("benchmarks")
