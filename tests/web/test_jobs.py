@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import html
 import io
 import json
 from pathlib import Path
@@ -301,8 +302,23 @@ def test_a_report_damaged_after_the_audit_says_why_on_every_address(open_client,
     for address in ("view", "report.json", "report.csv", "report.html"):
         response = restarted.get(f"/jobs/{job_id}/{address}")
         assert response.status_code == 500 and "is not a JSON report" in response.text, address
-        assert "This audit's report can't be read" in response.text and "Run the audit again" in response.text
+        text = html.unescape(response.text)
+        assert "This audit's report can't be read" in text and "Run the audit again" in text
     assert restarted.get(f"/jobs/{job_id}").status_code == 200  # its page, with Run again and Delete
+
+
+def test_a_form_too_large_to_read_and_a_wrong_method_get_pages_not_json(client):
+    """Were FastAPI's raw JSON ({"detail": "Part exceeded maximum size of 1024KB."})."""
+    token = csrf_token(client)
+    big = client.post("/jobs", data={"csrf_token": token, "model": "x" * (2 * 2**20)})
+    assert big.status_code == 400 and big.headers["content-type"].startswith("text/html")
+    assert "The form could not be read" in big.text and "maximum size" in big.text
+    many = client.post("/jobs", data={"csrf_token": token, **{f"f{i}": "1" for i in range(80)}})
+    assert many.status_code == 400 and "Too many fields" in many.text
+    wrong = client.get("/jobs")
+    assert wrong.status_code == 405 and "POST" in wrong.headers["allow"]
+    assert "Can't do that here" in html.unescape(wrong.text)
+    assert client.post("/api/jobs").json() == {"detail": "Method Not Allowed"}  # the API keeps JSON
 
 
 def test_unreadable_or_invalid_job_files_are_skipped_not_fatal(open_client, data_dir):

@@ -165,15 +165,28 @@ def create_app(
         """A saved report that no longer reads (edited, cut short): its message, not a bare 500."""
         if request.url.path.startswith("/api/"):
             return JSONResponse({"detail": str(exc)}, status_code=500)
-        return page("unreadable.html.j2", 500, message=str(exc))
+        return page(
+            "problem.html.j2",
+            500,
+            title="This audit's report can't be read",
+            message=str(exc),
+            hint="The file was changed or damaged after the audit finished. Run the audit again from "
+            "its page (the evidence cache keeps what it computed), or delete it.",
+        )
 
     @app.exception_handler(StarletteHTTPException)
     async def no_route(request: Request, exc: Exception) -> Response:
         """Unknown addresses get the same page as an unknown audit; the API keeps JSON."""
         assert isinstance(exc, StarletteHTTPException)
-        if exc.status_code == 404 and not request.url.path.startswith("/api/"):
+        if request.url.path.startswith("/api/"):
+            return JSONResponse({"detail": exc.detail}, status_code=exc.status_code, headers=exc.headers)
+        if exc.status_code == 404:
             return not_found()
-        return JSONResponse({"detail": exc.detail}, status_code=exc.status_code, headers=exc.headers)
+        response = page(
+            "problem.html.j2", exc.status_code, title="Can't do that here", message=exc.detail, hint=None
+        )
+        response.headers.update(exc.headers or {})  # a 405's Allow
+        return response
 
     @app.get("/", response_class=HTMLResponse)
     def index(again: str | None = None) -> HTMLResponse:
@@ -187,7 +200,10 @@ def create_app(
 
     @app.post("/jobs")
     async def create_job(request: Request) -> Response:
-        form = await request.form(max_files=2, max_fields=60)
+        try:
+            form = await request.form(max_files=2, max_fields=60)
+        except StarletteHTTPException as exc:  # a part over 1 MB, too many fields: nothing was read
+            return front_page(FormValues(), f"The form could not be read: {exc.detail}", 400)
         require_token(form.get(CSRF_FIELD) or request.headers.get(CSRF_HEADER))
         tests = [value for value in form.getlist("tests") if isinstance(value, str)]
         values = FormValues.from_form({k: v for k, v in form.items() if isinstance(v, str)}, tests)
