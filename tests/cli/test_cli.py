@@ -296,6 +296,10 @@ def test_benchmarks_lists_benchmarks_and_tests(capsys):
     assert code == 0
     for name in ("gsm8k", "humaneval", "mbpp", "sample", "completion", "min-k"):
         assert name in out
+    # piped (as here), nothing is cut short: each source whole, on one line
+    for source in ("openai/openai_humaneval (test)", "google-research-datasets/mbpp (test)"):
+        assert source in out
+    assert "…" not in out
 
 
 def test_benchmarks_listing_describes_tests_as_an_audit_judges_them():

@@ -12,9 +12,11 @@ from ..methods.base import Test
 
 def print_listing() -> None:
     console = Console()
+    if not console.is_terminal:  # a pipe or a CI log: no terminal to fit, so nothing is cut short
+        console = Console(width=200)
     benchmarks = Table(title="Built-in benchmarks", title_justify="left", show_lines=False)
     for column in ("name", "what", "source", "field", "public since"):
-        benchmarks.add_column(column)
+        benchmarks.add_column(column, overflow="fold")  # a dataset id wraps, never ends in "…"
     for b in BUILTINS.values():
         source = f"{b.dataset} ({b.split})" if b.dataset else "bundled"
         if b.offline and b.dataset:
@@ -27,7 +29,7 @@ def print_listing() -> None:
 
     tests = Table(title="Tests", title_justify="left")
     for column in ("name", "kind", "calibrated", "measures"):
-        tests.add_column(column)
+        tests.add_column(column, overflow="fold")
     for name in TESTS.names():
         kind, _, calibrated = described(TESTS.get(name))
         tests.add_row(name, kind, calibrated, TESTS.get(name).measures)
