@@ -15,6 +15,8 @@ def test_every_exported_name_imports_and_is_listed():
     for name in contamcheck.__all__:
         assert getattr(contamcheck, name) is not None, name
         assert name in dir(contamcheck), name
+    public = [name for name in dir(contamcheck) if not name.startswith("_")]
+    assert public == sorted(set(contamcheck.__all__) - {"__version__"})  # not Any, TYPE_CHECKING, ...
     assert contamcheck.ModelLoadError is ModelLoadError
     assert issubclass(ModelLoadError, ContamcheckError) and issubclass(InputError, ContamcheckError)
 

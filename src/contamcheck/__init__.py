@@ -48,4 +48,5 @@ if not TYPE_CHECKING:  # so a type checker sees only the names above, and a miss
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+    # what the package offers, not the names this module imports for itself (Any, annotations, ...)
+    return sorted(set(__all__) | {name for name in globals() if name.startswith("__")})
