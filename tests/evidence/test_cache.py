@@ -191,6 +191,24 @@ def test_summary_and_clear(tmp_path):
     assert left == {"evidence.sqlite3"}
 
 
+def test_cache_info_tells_apart_two_identities_under_one_name(tmp_path, capsys):
+    """A served model whose weights changed keeps its name: each identity gets a line of its own."""
+    cache = EvidenceCache(tmp_path)
+    stored = {
+        "openai:03441cdb3de6f5de112272e4|backend=openai": 14,
+        "openai:cc78|backend=openai": 54,
+        "m|x=1": 1,
+    }
+    for namespace, entries in stored.items():
+        cache.put_model_info(namespace, {"name": "served" if namespace.startswith("openai") else "alone"})
+        cache.put_many(namespace, {f"k{i}": "v" for i in range(entries)})
+    cache.close()
+    assert main(["cache", "info", "--cache", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "served [openai:03441cdb3de6f5de1…; backend=openai]: 14 entries" in out
+    assert "served [openai:cc78; backend=openai]: 54 entries" in out and "alone: 1 entries" in out
+
+
 def test_unwritable_cache_folder_is_a_clear_input_error(tmp_path):
     blocker = tmp_path / "file"
     blocker.write_text("x")

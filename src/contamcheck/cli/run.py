@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -151,19 +152,27 @@ def show_cache(folder: str | None) -> int:
     console = Console(soft_wrap=True)
     where = cache_folder(folder)
     if not where.exists():  # looking must not create it (a file there is said below)
-        console.print(f"cache: {where} (nothing stored yet)")
+        console.print(escape(f"cache: {where} (nothing stored yet)"))
         return 0
     cache = EvidenceCache(folder, audit=False)
     summary = cache.summary()
     for note in cache.notes:
         Console(soft_wrap=True, stderr=True).print(f"[yellow]{escape(note)}[/yellow]")
     total = summary["bytes"] + summary["converted"]["bytes"] + summary["nulls"]["bytes"]
-    console.print(f"cache: {where} ({_mib(total)} in all)")
-    console.print(f"  evidence: {summary['path']} ({_mib(summary['bytes'])})")
+    console.print(escape(f"cache: {where} ({_mib(total)} in all)"))
+    console.print(escape(f"  evidence: {summary['path']} ({_mib(summary['bytes'])})"))
     if not summary["models"]:
         console.print("    no evidence stored")
+    names = Counter(entry["model"] for entry in summary["models"])
     for entry in summary["models"]:
-        console.print(f"    {entry['model']}: {entry['entries']} entries")
+        # one name, several identities (a server's model changed, other settings): tell them apart
+        identity, _, settings = entry["namespace"].partition("|")
+        which = (
+            f" [{identity[:24]}{'…' if len(identity) > 24 else ''}; {settings}]"
+            if names[entry["model"]] > 1
+            else ""
+        )
+        console.print(escape(f"    {entry['model']}{which}: {entry['entries']} entries"))
     converted = summary["converted"]
     if converted["count"]:
         console.print(
@@ -181,15 +190,18 @@ def clear_cache(folder: str | None) -> int:
 
     where = cache_folder(folder)
     if not where.exists():
-        Console(soft_wrap=True).print(f"cache: {where} (nothing stored, nothing to clear)")
+        Console(soft_wrap=True).print(escape(f"cache: {where} (nothing stored, nothing to clear)"))
         return 0
     cache = EvidenceCache(folder, audit=False)
     removed = cache.clear()
     for note in cache.notes:
         Console(soft_wrap=True, stderr=True).print(f"[yellow]{escape(note)}[/yellow]")
     Console(soft_wrap=True).print(
-        f"removed {removed['entries']} evidence entries, and {removed['files']} other files "
-        f"(converted models, null tables, damaged caches set aside: {_mib(removed['bytes'])}) from {where}"
+        escape(
+            f"removed {removed['entries']} evidence entries, and {removed['files']} other files "
+            "(converted models, null tables, damaged caches set aside: "
+            f"{_mib(removed['bytes'])}) from {where}"
+        )
     )
     return 0
 

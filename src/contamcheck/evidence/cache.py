@@ -266,6 +266,7 @@ class EvidenceCache:
             per_model.append(
                 {
                     "model": info.get("name", namespace.split("|")[0]),
+                    "namespace": namespace,
                     "entries": count,
                     "first": first,
                     "last": last,
