@@ -56,21 +56,39 @@ def scores(model: Any, tokenizer: Any, texts: list[str]) -> dict[str, np.ndarray
     return {"log-prob": np.array(mean_logprob), "min-k++": np.array(min_k_pp), "zlib": np.array(zlib_ratio)}
 
 
-def main(argv: list[str] | None = None) -> None:
+def parser(description: str | None) -> argparse.ArgumentParser:
+    """The options of the probes that fine-tune each model of a folder (this one, ``reexposure.py``)."""
     parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+        description=description, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("folder", type=Path, help="an experiment folder from contaminate.py")
     parser.add_argument("--models", default="leak-1,leak-3,clean-similar,base")
+    parser.add_argument("--base", default=BASE, help="the model the folder's models were tuned from")
     parser.add_argument("--cache", type=Path, default=Path("experiments/runs/cache"))
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--out", type=Path, help="write the table as JSON here too")
-    args = parser.parse_args(argv)
+    return parser
+
+
+def load(args: argparse.Namespace, name: str) -> tuple[Any, Any]:
+    """One of the folder's models by name ("base": the model they were tuned from), in eval mode."""
+    from contaminate import load_base
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    if name == "base":
+        model, tokenizer, _ = load_base(args.base, args.cache)
+    else:
+        model = AutoModelForCausalLM.from_pretrained(args.folder / name, dtype="float32")
+        tokenizer = AutoTokenizer.from_pretrained(args.folder / name)
+    model.eval()
+    return model, tokenizer
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = parser(__doc__).parse_args(argv)
 
     import torch
-    from contaminate import load_base
     from finetune import finetune
-    from transformers import AutoModelForCausalLM, AutoTokenizer
     from validate import auroc
 
     torch.set_num_threads(args.threads)
@@ -88,12 +106,7 @@ def main(argv: list[str] | None = None) -> None:
     )
     print("|---|---|---|---|---|---|")
     for name in args.models.split(","):
-        if name == "base":
-            model, tokenizer, _ = load_base(BASE, args.cache)
-        else:
-            model = AutoModelForCausalLM.from_pretrained(args.folder / name, dtype="float32")
-            tokenizer = AutoTokenizer.from_pretrained(args.folder / name)
-        model.eval()
+        model, tokenizer = load(args, name)
         before = scores(model, tokenizer, texts + null_texts)
         finetune(model, tokenizer, [c["question"] for c in tune], epochs=1, learning_rate=5e-5, seed=0)
         after = scores(model, tokenizer, texts + null_texts)

@@ -23,7 +23,6 @@ expected one; an AUROC far below 0.5 would be a finding for another split, not a
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 from pathlib import Path
@@ -33,25 +32,14 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from fsd import BASE, read, scores
+from fsd import load, parser, read, scores
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
-    parser.add_argument("folder", type=Path, help="an experiment folder from contaminate.py")
-    parser.add_argument("--models", default="leak-1,leak-3,clean-similar,base")
-    parser.add_argument("--base", default=BASE, help="the model the folder's models were tuned from")
-    parser.add_argument("--cache", type=Path, default=Path("experiments/runs/cache"))
-    parser.add_argument("--threads", type=int, default=2)
-    parser.add_argument("--out", type=Path, help="write the table as JSON here too")
-    args = parser.parse_args(argv)
+    args = parser(__doc__).parse_args(argv)
 
     import torch
-    from contaminate import load_base
     from finetune import finetune
-    from transformers import AutoModelForCausalLM, AutoTokenizer
     from validate import auroc
 
     torch.set_num_threads(args.threads)
@@ -63,12 +51,7 @@ def main(argv: list[str] | None = None) -> None:
     print("| model | score | AUROC leaked vs held-out: raw | rise on re-exposure | rise / spread of raw |")
     print("|---|---|---|---|---|")
     for name in args.models.split(","):
-        if name == "base":
-            model, tokenizer, _ = load_base(args.base, args.cache)
-        else:
-            model = AutoModelForCausalLM.from_pretrained(args.folder / name, dtype="float32")
-            tokenizer = AutoTokenizer.from_pretrained(args.folder / name)
-        model.eval()
+        model, tokenizer = load(args, name)
         before = scores(model, tokenizer, texts)
         finetune(model, tokenizer, texts, epochs=1, learning_rate=5e-5, seed=0, warmup_steps=5)
         after = scores(model, tokenizer, texts)
