@@ -189,9 +189,13 @@ def test_a_small_control_file_says_its_own_chance_rate(capsys, tmp_path):
     report = json.loads(out)
     ran = [t for t in report["tests"] if t["status"] != "skipped" and t["kind"] == "unpaired"]
     assert ran and all(t["expected_rate"] == 0.25 for t in ran), err
-    assert any("Only 3 control questions" in c and "25% of the time" in c for c in report["caveats"])
-    _, out, _ = run(capsys, "fake:clean", "sample", "--control", str(late), *FAST)
+    (few,) = [c for c in report["caveats"] if c.startswith("Too few controls for a 5% chance rate")]
+    assert "min-k, min-k++, zlib and guided scored 3 control questions, so 1 in 4" in few, few
+    page = tmp_path / "r.html"
+    _, out, _ = run(capsys, "fake:clean", "sample", "--control", str(late), *FAST, "--html", str(page))
     assert "25% expected by chance" in out and not re.search(r"(?<!\d)5% expected by chance", out)
+    html = page.read_text()  # the figures' captions say it too
+    assert "1 in 4 would be by chance" in html and "5% would be by chance" not in html
 
 
 def test_too_few_questions_for_the_bulk_say_what_would_help(capsys, tmp_path):

@@ -13,7 +13,7 @@ from ..evidence.engine import EngineStats, EvidenceEngine
 from ..report.advice import more_questions_caveat
 from ..report.model import ControlInfo, EvidenceUse, ReferenceInfo, TestResult
 from ..stats.bulk import MINORITY_BULK
-from ..stats.flags import EXPECTED_RATE, control_rank
+from ..stats.flags import EXPECTED_RATE
 from ..stats.verdict import MINORITY_WHY, listed, minority_remedy
 
 VERSIONED_PACKAGES = ("numpy", "scipy", "torch", "transformers", "tokenizers", "gguf", "rouge-score")
@@ -100,7 +100,7 @@ def caveats(
         notes.append(shift)
     if reference.status == "unavailable":
         notes.append(f"No reference model: {reference.reason} {offline_reference(tested)}")
-    few = few_controls_caveat(controls)
+    few = few_controls_caveat(results)
     if few:
         notes.append(few)
     if controls.paired:
@@ -114,19 +114,27 @@ def caveats(
     return notes
 
 
-def few_controls_caveat(controls: Controls) -> str | None:
-    """Said when a control file is too small for flags to start at a 5% chance rate."""
-    count = len(controls.controls)
-    if controls.paired or not count:
+def few_controls_caveat(results: list[TestResult]) -> str | None:
+    """Said when a test scored too few control questions for flags to start at a 5% chance rate.
+
+    Each test's own count: completion, say, scores only questions with new numbers in their second
+    half, so it can have fewer controls than were drawn. Below 19 the control to beat is the
+    highest, and the chance rate 1 / (m + 1) gives m back."""
+    few: dict[int, list[str]] = {}
+    for result in results:
+        if result.status != "skipped" and result.expected_rate > EXPECTED_RATE + 1e-9:
+            few.setdefault(round(1 / result.expected_rate) - 1, []).append(result.name)
+    if not few:
         return None
-    _, chance = control_rank(count)
-    if chance <= EXPECTED_RATE:
-        return None
-    return (  # below 19 controls the one to beat is the highest
-        f"Only {count} control question{'' if count == 1 else 's'}: a question is flagged when it "
-        f"scores above the highest of them, which a question the model never saw does "
-        f"{chance:.0%} of the time by chance (the expected rate shown; the p-values allow for it). "
-        f"A control file with {CONTROLS_AT_LEAST} or more questions brings it to 5%."
+    counts = "; ".join(
+        f"{listed(names)} scored {count} control question{'' if count == 1 else 's'}, so 1 in {count + 1}"
+        for count, names in sorted(few.items())
+    )
+    return (
+        "Too few controls for a 5% chance rate: a question is flagged when it scores above the highest "
+        f"control a test scored, which a question the model never saw does by chance ({counts}: the "
+        "expected rate shown; the p-values allow for it). A control file with "
+        f"{CONTROLS_AT_LEAST} or more usable questions brings it to 5% or less."
     )
 
 

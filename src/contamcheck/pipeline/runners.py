@@ -48,8 +48,8 @@ BULK_NULL = (
 )
 UNPAIRED_NULL = (
     "Benchmark and control-file questions are exchangeable for the model: a benchmark question "
-    "beats the controls' 95th percentile no more often than 5% of the time, and beats a control "
-    "no more often than half the time."
+    "beats the control it must beat (about the controls' 95th percentile; the highest of fewer than "
+    "19) no more often than the expected rate, and beats a control no more often than half the time."
 )
 
 

@@ -80,6 +80,12 @@ def format_p(p: float | None) -> str:
     return f"{mantissa} × 10{str(int(exponent)).translate(SUPERSCRIPT)}"
 
 
+def chance(rate: float) -> str:
+    """How many of an unseen benchmark's questions a control file's threshold flags by chance: about
+    5% from 19 controls on, 1 in m + 1 with fewer (stats.flags.control_rank)."""
+    return f"1 in {round(1 / rate)}" if rate > 0.0505 else f"about {format_percent(rate)}"
+
+
 def format_percent(rate: float | None) -> str:
     if rate is None:
         return "n/a"
@@ -169,7 +175,7 @@ def _test_view(report: Report, result: TestResult) -> SectionView:
             view.caption = (
                 "Scores of the benchmark questions (filled) and of the control-file questions the model "
                 "cannot have seen (grey outline, the null). Benchmark questions right of the dashed line, "
-                "the controls' 95th percentile, are flagged; about 5% would be by chance."
+                f"the control they must beat, are flagged; {chance(result.expected_rate)} would be by chance."
             )
         return view
     if result.kind == "bulk" and result.null is not None:
@@ -196,7 +202,7 @@ def _test_view(report: Report, result: TestResult) -> SectionView:
             "Each question's guided minus general score: the benchmark's (filled) and the control-file "
             "questions' under the same two instructions (grey outline, the null: they name the same "
             "dataset, so the wording helps both alike). Benchmark questions right of the dashed line, "
-            "the controls' 95th percentile, are flagged; about 5% would be by chance."
+            f"the control they must beat, are flagged; {chance(result.expected_rate)} would be by chance."
         )
         return view
     if self_paired:
