@@ -130,7 +130,8 @@ def test_the_cache_commands_and_an_audit_get_past_a_damaged_cache(tmp_path, caps
         assert main([*command, "--cache", str(tmp_path / name)]) == 0, command
         out, err = capsys.readouterr()
         said = json.loads(out)["warnings"] if name == "audit" else [err]
-        assert "Internal error" not in err and any("malformed" in note for note in said), (out, err)
+        damage = "removed with the rest" if name == "clear" else "malformed"
+        assert "Internal error" not in err and any(damage in note for note in said), (out, err)
     assert not list((tmp_path / "clear").glob("evidence.sqlite3.damaged-*"))  # set aside, then removed
 
 
@@ -148,6 +149,31 @@ def test_a_cache_path_that_is_a_file_says_where_the_name_came_from(tmp_path, mon
         assert f"The cache folder {str(afile)!r} is a file. Fix or unset CONTAMCHECK_CACHE" in err, err
         assert err.rstrip().endswith(f"pass --cache DIR{more}."), err
     assert afile.read_text() == "not a folder"
+
+
+def test_a_misuse_is_raised_and_the_cache_kept(tmp_path):
+    """Only damage sets the file aside: a closed connection is a bug, not a reason to drop the cache."""
+    cache = EvidenceCache(tmp_path)
+    cache.put_many("m", {"k": "v"})
+    cache.close()
+    with pytest.raises(sqlite3.ProgrammingError):
+        cache.get_many("m", ["k"])
+    assert not cache.notes and not list(tmp_path.glob("evidence.sqlite3.damaged-*"))
+    assert EvidenceCache(tmp_path).get_many("m", ["k"]) == {"k": "v"}
+
+
+def test_a_second_cache_on_the_damaged_file_opens_the_fresh_one_the_first_made(tmp_path):
+    """Two processes on one damaged cache: the second to meet the damage must not move the first's
+    fresh file aside (nor delete its WAL)."""
+    damaged_cache(tmp_path)
+    first, second = EvidenceCache(tmp_path), EvidenceCache(tmp_path)
+    assert first.get_many("m", ["k0"]) == {} and len(first.set_aside) == 1
+    first.put_many("m", {"new": "kept"})
+    assert second.get_many("m", ["new"]) == {"new": "kept"} and second.set_aside == []
+    assert len(list(tmp_path.glob("evidence.sqlite3.damaged-*"))) == 1
+    first.close()
+    second.close()
+    assert EvidenceCache(tmp_path).get_many("m", ["new"]) == {"new": "kept"}
 
 
 def test_an_intact_cache_it_cannot_write_is_an_input_error_and_kept(tmp_path, monkeypatch):

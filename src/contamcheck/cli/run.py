@@ -194,8 +194,10 @@ def clear_cache(folder: str | None) -> int:
         return 0
     cache = EvidenceCache(folder, audit=False)
     removed = cache.clear()
-    for note in cache.notes:
-        Console(soft_wrap=True, stderr=True).print(f"[yellow]{escape(note)}[/yellow]")
+    if cache.set_aside:  # set aside on the way, then cleared with the rest
+        Console(soft_wrap=True, stderr=True).print(
+            "[yellow]The evidence cache was unreadable (damaged); it was removed with the rest.[/yellow]"
+        )
     Console(soft_wrap=True).print(
         escape(
             f"removed {removed['entries']} evidence entries, and {removed['files']} other files "

@@ -117,6 +117,7 @@ class EvidenceCache:
             raise InputError(f"The cache folder {str(self.folder)!r} is not writable. {remedy}")
         self.path = self.folder / FILE_NAME
         self.notes: list[str] = []
+        self.set_aside: list[Path] = []  # damaged files moved aside by this cache
         if self.path.exists() and not os.access(self.path, os.W_OK):
             raise InputError(
                 f"The evidence cache {str(self.path)!r} is read-only. Make it writable. {remedy}"
@@ -134,27 +135,45 @@ class EvidenceCache:
     def _set_aside(self, exc: sqlite3.DatabaseError) -> None:
         aside = self.path.with_name(f"{FILE_NAME}.damaged-{time.time_ns()}")
         self.path.rename(aside)
-        for suffix in ("-wal", "-shm"):
+        for suffix in ("-wal", "-shm"):  # the damaged file's: a fresh file must not replay them
             Path(str(self.path) + suffix).unlink(missing_ok=True)
+        self.set_aside.append(aside)
         self.notes.append(
             f"The evidence cache was unreadable ({exc}); moved it to {aside} and started a new one."
         )
 
     def _safely(self, action: Callable[[], T]) -> T:
-        """Run ``action``; if it meets a damaged page, set the file aside and run it on a fresh one."""
+        """Run ``action``; if it meets a damaged page, set the file aside and run it on a fresh one.
+
+        Only damage counts (SQLite's "malformed", "not a database": a plain ``DatabaseError``); a
+        misuse (a closed connection, a constraint) is a bug to raise, not a reason to drop the cache.
+        Another process sharing the cache may have set the file aside first: then the file at the
+        path is already a fresh one, and is opened, not moved.
+        """
         try:
             return action()
-        except sqlite3.OperationalError:  # locked, or the disk: nothing wrong with the file
-            raise
         except sqlite3.DatabaseError as exc:
+            if type(exc) is not sqlite3.DatabaseError:  # locked, the disk, a misuse: not damage
+                raise
             with contextlib.suppress(sqlite3.Error):
                 self._db.close()
-            self._set_aside(exc)
+            if self._same_file():
+                self._set_aside(exc)
             self._db = self._open()
             return action()
 
+    def _same_file(self) -> bool:
+        """Is the file at the path still the one this cache opened?"""
+        try:
+            stat = self.path.stat()
+        except OSError:
+            return False
+        return (stat.st_dev, stat.st_ino) == self._file
+
     def _open(self) -> sqlite3.Connection:
         db = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False)
+        stat = self.path.stat()
+        self._file = (stat.st_dev, stat.st_ino)
         db.execute("PRAGMA journal_mode=WAL")
         db.execute("PRAGMA synchronous=NORMAL")
         version = db.execute("PRAGMA user_version").fetchone()[0]
@@ -231,23 +250,23 @@ class EvidenceCache:
 
     def file_digest(self, path: Path) -> str:
         """SHA-256 of a file, computed once per (path, size, modification time)."""
-        return self._safely(lambda: self._file_digest(path))
-
-    def _file_digest(self, path: Path) -> str:
         resolved = str(path.resolve())
         stat = path.stat()
-        row = self._db.execute(
-            "SELECT sha256 FROM file_digests WHERE path = ? AND size = ? AND mtime_ns = ?",
-            (resolved, stat.st_size, stat.st_mtime_ns),
-        ).fetchone()
+        key = (resolved, stat.st_size, stat.st_mtime_ns)
+        query = "SELECT sha256 FROM file_digests WHERE path = ? AND size = ? AND mtime_ns = ?"
+        row = self._safely(lambda: self._db.execute(query, key).fetchone())
         if row:
             return str(row[0])
-        digest = sha256_file(path)
-        with self._transaction():
-            self._db.execute(
-                "INSERT OR REPLACE INTO file_digests (path, size, mtime_ns, sha256) VALUES (?, ?, ?, ?)",
-                (resolved, stat.st_size, stat.st_mtime_ns, digest),
-            )
+        digest = sha256_file(path)  # outside the retried part: a weight file can take minutes
+
+        def put() -> None:
+            with self._transaction():
+                self._db.execute(
+                    "INSERT OR REPLACE INTO file_digests (path, size, mtime_ns, sha256) VALUES (?, ?, ?, ?)",
+                    (*key, digest),
+                )
+
+        self._safely(put)
         return digest
 
     # -- maintenance ----------------------------------------------------------------------------------
