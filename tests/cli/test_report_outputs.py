@@ -107,6 +107,7 @@ def test_an_output_that_names_an_input_is_refused_before_any_work(tmp_path, monk
     bench.write_text(SAMPLE_PATH.read_text())
     (tmp_path / "link.csv").symlink_to(bench)
     os.link(bench, tmp_path / "hard.html")
+    (tmp_path / "m.gguf").write_bytes(b"GGUF weights")
     assert main(["fake:clean", "bench.jsonl", *FAST, "-o", "saved.json"]) == 0
     saved = (tmp_path / "saved.json").read_text()
     monkeypatch.setattr(pipeline, "audit", lambda *a, **k: pytest.fail("audit ran"))
@@ -116,6 +117,8 @@ def test_an_output_that_names_an_input_is_refused_before_any_work(tmp_path, monk
         (["fake:clean", "bench.jsonl", "--html", "hard.html"], "--html 'hard.html' is the benchmark"),
         (["fake:clean", "sample", "--control", "bench.jsonl", "-o", "bench.jsonl"], "is the control file"),
         (["report", "saved.json", "--html", "saved.json"], "--html 'saved.json' is the saved report"),
+        (["m.gguf", "sample", "--html", "m.gguf"], "--html 'm.gguf' is the model"),
+        (["fake:clean", "sample", "--reference", "m.gguf", "--csv", "m.gguf"], "is the reference model"),
     ):
         assert main(command) == 2, command
         err = capsys.readouterr().err

@@ -60,7 +60,12 @@ def run_audit(model: str, benchmark: str, options: dict[str, Any]) -> int:
     from ..pipeline import audit
 
     config = config_from_options(model, benchmark, options)
-    inputs = {"the benchmark": benchmark, "the control file": options.get("control")}
+    inputs = {
+        "the model": model,  # a .gguf file
+        "the reference model": options.get("reference"),
+        "the benchmark": benchmark,
+        "the control file": options.get("control"),
+    }
     options = {**options, **writable_outputs(options, inputs)}
     low_memory = options.get("low_memory")  # None, the default: on where the C library allows it
     if low_memory is not False and not return_freed_memory() and low_memory:  # asked for, can't be
