@@ -52,3 +52,8 @@ class UnknownNameError(InputError):
         super().__init__(message)
         self.name = name
         self.suggestion = close[0] if close else None
+
+
+class ReportUnreadable(InputError):
+    """A saved report that can't be read: missing, not JSON, another schema, or one that contradicts
+    itself (edited)."""

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from ..errors import InputError, RuntimeFailure
+from ..errors import InputError, ReportUnreadable, RuntimeFailure
 from .model import SCHEMA_VERSION, Report
 
 
@@ -105,27 +105,29 @@ def read_report(path: str | Path) -> Report:
     """Load a saved JSON report, with clear errors for anything that isn't one."""
     source = Path(path).expanduser()
     if not source.is_file():
-        raise InputError(f"Report file {str(path)!r} does not exist.")
+        raise ReportUnreadable(f"Report file {str(path)!r} does not exist.")
     try:
         data = json.loads(source.read_text(encoding="utf-8"), parse_constant=_no_constant)
     except (UnicodeDecodeError, json.JSONDecodeError, ValueError) as exc:
-        raise InputError(f"{str(path)!r} is not a JSON report: {exc}.") from None
+        raise ReportUnreadable(f"{str(path)!r} is not a JSON report: {exc}.") from None
     except RecursionError:
-        raise InputError(f"{str(path)!r} is not a JSON report: it is nested too deeply to read.") from None
+        raise ReportUnreadable(
+            f"{str(path)!r} is not a JSON report: it is nested too deeply to read."
+        ) from None
     if not isinstance(data, dict) or data.get("tool") != "contamcheck":
-        raise InputError(f'{str(path)!r} is not a contamcheck report (no "tool": "contamcheck").')
+        raise ReportUnreadable(f'{str(path)!r} is not a contamcheck report (no "tool": "contamcheck").')
     version = str(data.get("schema_version", ""))
     major, ours = version.split(".")[0], SCHEMA_VERSION.split(".")[0]
     newer = (major.isdigit() and int(major) > int(ours)) or (
         major == ours and _minor(version) > _minor(SCHEMA_VERSION)  # fields this version does not know
     )
     if newer:
-        raise InputError(
+        raise ReportUnreadable(
             f"{str(path)!r} has report schema {version}, newer than this contamcheck reads "
             f"({SCHEMA_VERSION}): upgrade contamcheck to read it."
         )
     if major != ours:
-        raise InputError(
+        raise ReportUnreadable(
             f"{str(path)!r} has report schema {version or '(none)'}; this contamcheck reads "
             f"{SCHEMA_VERSION}. Re-run the audit with this version."
         )
@@ -134,4 +136,4 @@ def read_report(path: str | Path) -> Report:
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(part) for part in first["loc"])
-        raise InputError(f"{str(path)!r} is not a valid report: {where}: {first['msg']}.") from None
+        raise ReportUnreadable(f"{str(path)!r} is not a valid report: {where}: {first['msg']}.") from None

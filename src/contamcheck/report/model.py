@@ -26,6 +26,7 @@ class _Model(BaseModel):
 
 # A rate, a probability or a share: a saved report holding 5.0 or -1 here was edited.
 Share = Annotated[float, Field(ge=0, le=1)]
+Count = Annotated[int, Field(ge=0)]
 
 
 class ModelInfo(_Model):
@@ -89,9 +90,9 @@ class BulkNull(_Model):
 
     centre: float
     scale: float
-    bulk_share: float = Field(description="share of questions the bulk accounts for (1 with one component)")
+    bulk_share: Share = Field(description="share of questions the bulk accounts for (1 with one component)")
     components: int
-    tail_share_low: float = Field(description="95% lower bound on the share of questions beyond the bulk")
+    tail_share_low: Share = Field(description="95% lower bound on the share of questions beyond the bulk")
     tail_centre: float | None = Field(default=None, description="with a tail: where the tail sits")
     tail_scale: float | None = Field(default=None, description="with a tail: the tail's SD")
     twin_preference: float | None = Field(
@@ -132,10 +133,10 @@ class TestResult(_Model):
     citation: str
     status: Status
     skip_reason: str | None = None
-    n: int = 0
-    n_flagged: int = 0
+    n: Count = 0
+    n_flagged: Count = 0
     flag_rate: Share | None = None
-    flag_rate_ci: tuple[float, float] | None = None
+    flag_rate_ci: tuple[Share, Share] | None = None
     expected_rate: Share = 0.05
     threshold: float | None = None
     p_value: Share | None = None
@@ -149,7 +150,7 @@ class TestResult(_Model):
         description="unpaired: share of (benchmark, control) pairs where the benchmark question scores "
         "higher (0.5 when exchangeable)",
     )
-    n_unscored: int = 0
+    n_unscored: Count = 0
     unscored_reason: str | None = None
     note: str | None = Field(default=None, description="what this result can and cannot show, in words")
     statistic_name: str | None = None  # aggregate tests: e.g. "one-sided t"
@@ -193,7 +194,7 @@ class ItemTestResult(_Model):
     reference_twin_score: float | None = None
     diff: float | None = None
     flagged: bool | None = None
-    p_memorised: float | None = Field(
+    p_memorised: Share | None = Field(
         default=None,
         description="bulk tests where a tail was found: how likely the question is the tail's under "
         "the fitted mixture (one less its local false discovery rate); a flag needs at least 0.8 "

@@ -37,7 +37,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from .. import __version__
 from ..benchmarks import BUILTINS, load_benchmark
-from ..errors import ContamcheckError, InputError, UnknownNameError
+from ..errors import InputError, ReportUnreadable, UnknownNameError
 from ..methods import TESTS
 from ..report.html_report import format_p, format_percent, format_time
 from .forms import (
@@ -160,7 +160,7 @@ def create_app(
     async def too_large(_: Request, exc: Exception) -> Response:
         return PlainTextResponse(str(exc), status_code=413)
 
-    @app.exception_handler(ContamcheckError)
+    @app.exception_handler(ReportUnreadable)
     async def unreadable(request: Request, exc: Exception) -> Response:
         """A saved report that no longer reads (edited, cut short): its message, not a bare 500."""
         if request.url.path.startswith("/api/"):
