@@ -138,6 +138,18 @@ def test_canonical_order_alone_can_not_clear_a_benchmark():
     assert judge([order, Outcome("min-k")], alpha=0.001).code == "clean"  # a question-level test judged
 
 
+def test_a_question_level_test_too_weak_to_reach_alpha_does_not_clear_a_benchmark():
+    """Four questions, all memorised: completion flags 4 of 4 but its p can't go below 1/16 (found
+    by a black-box pass, where canonical order's power made the audit "No evidence found", exit 0)."""
+    order = Outcome("canonical-order", kind="aggregate", p_value=0.4, flag_rate=None, min_attainable_p=1e-6)
+    weak = Outcome("completion", p_value=0.064, flag_rate=1.0, min_attainable_p=0.0625)
+    verdict = judge([order, weak], alpha=0.001)
+    assert verdict.code == "inconclusive" and exit_code(verdict.code, "evidence") == 4
+    assert "completion ran, but with too few usable questions or permutations" in verdict.explanation
+    strong = Outcome("completion", p_value=0.3, flag_rate=0.05, min_attainable_p=1e-5)
+    assert judge([order, strong], alpha=0.001).code == "clean"  # it could have found a leak, and didn't
+
+
 def test_a_bulk_test_carried_by_the_spread_test_fails_on_p_alone():
     # HumanEval, three passes over half the prompts, the base as reference: the leaked half moved as
     # a block, 4-5% flagged, and the spread against the twins at its floor (docs/VALIDATION.md)

@@ -233,17 +233,26 @@ def judge(outcomes: Sequence[TestOutcome], alpha: float) -> Judgement:
             adjusted,
             statuses,
         )
-    if all(o.kind == "aggregate" for o in calibrated):
+    # a test whose smallest possible p-value is above the bar could not have found anything
+    reaching = [o for o, floor in zip(calibrated, floors, strict=True) if floor < bar]
+    if all(o.kind == "aggregate" for o in reaching):
         # canonical order alone: blind to a benchmark seen out of its published order, or one
         # question at a time (docs/METHODS.md), so its silence says little about the questions
+        powerless = [o.name for o in calibrated if o.kind != "aggregate"]
+        weak = (
+            f" ({listed(powerless)} ran, but with too few usable questions or permutations to reach "
+            f"p < {bar:.2g}: -n, --permutations)"
+            if powerless
+            else ""
+        )
         return Judgement(
             "inconclusive",
             VERDICT_LABELS["inconclusive"],
-            f"Only {listed([o.name for o in calibrated])} could judge, and it went no further than "
+            f"Only {listed([o.name for o in reaching])} could judge, and it went no further than "
             "chance; it sees a benchmark seen as a file in its published order, not questions seen "
             "one by one, so a clean result would say little. No calibrated test judged single "
-            "questions: see each test's reason, or run them (--tests); a benchmark without numbers "
-            f"has no twins, and --control FILE gives it controls.{not_counted}",
+            f"questions{weak}; see each test's reason, or run them (--tests); a benchmark without "
+            f"numbers has no twins, and --control FILE gives it controls.{not_counted}",
             adjusted,
             statuses,
         )
