@@ -20,6 +20,7 @@ MIN_PERMUTATIONS = 10_000
 MAX_PERMUTATIONS = 10_000_000
 DEFAULT_ORDER_SHARDS = 10
 DEFAULT_ORDER_PERMUTATIONS = 5
+MAX_ORDER_PERMUTATIONS = 10_000
 Device = Literal["auto", "cpu", "cuda", "mps"]
 Dtype = Literal["auto", "float32", "bfloat16", "float16"]
 DEVICES: tuple[str, ...] = get_args(Device)
@@ -114,8 +115,10 @@ class AuditConfig:
             ),
             (self.order_shards >= 5, f"--order-shards must be at least 5 (got {self.order_shards})."),
             (
-                self.order_permutations >= 1,
-                f"--order-permutations must be at least 1 (got {self.order_permutations}).",
+                1 <= self.order_permutations <= MAX_ORDER_PERMUTATIONS,
+                f"--order-permutations must be between 1 and {MAX_ORDER_PERMUTATIONS:,} (got "
+                f"{self.order_permutations}); each reordering is one more text for the model to score "
+                "(Oren et al. used 250 per shard, on GPUs).",
             ),
         ]
         self.reference = self.reference.strip()

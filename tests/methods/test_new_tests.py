@@ -106,6 +106,17 @@ def test_canonical_order_plan_shards_and_permutations():
     assert [s.orderings for s in again] == [s.orderings for s in shards]  # seeded
 
 
+@pytest.mark.parametrize(("size", "wanted"), [(8, 10_000), (8, 40_319), (7, 5_039), (4, 23), (3, 10)])
+def test_canonical_order_draws_near_all_reorderings_each_once(size, wanted):
+    """Near all of a shard's reorderings, drawing until each turns up (with a list to look them up
+    in) took minutes: a black-box pass saw --order-permutations 20000 run for ten without a word."""
+    test = create_test("canonical-order", MethodSettings(order_permutations=wanted, seed=1))
+    orderings = test._orderings(0, size)  # type: ignore[attr-defined]
+    assert len(orderings) == len(set(orderings)) == min(wanted, math.factorial(size) - 1)
+    assert tuple(range(size)) not in orderings and all(sorted(o) == list(range(size)) for o in orderings)
+    assert orderings == test._orderings(0, size)  # type: ignore[attr-defined]  # seeded
+
+
 def test_canonical_order_is_skipped_without_a_published_order_or_enough_questions(tmp_path):
     test = create_test("canonical-order", MethodSettings())
     assert "published order" in test.plan(load_benchmark(str(SAMPLE), ordered=False))

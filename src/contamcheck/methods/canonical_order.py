@@ -15,6 +15,7 @@ whose rows are not in their published order.
 
 from __future__ import annotations
 
+import itertools
 import math
 import random
 from dataclasses import dataclass
@@ -132,14 +133,19 @@ class CanonicalOrder(Test):
     def _orderings(self, index: int, size: int) -> tuple[tuple[int, ...], ...]:
         rng = random.Random(f"{self.settings.seed}|canonical-order|{index}")
         identity = tuple(range(size))
-        wanted = min(self.settings.order_permutations, math.factorial(size) - 1)
-        seen: list[tuple[int, ...]] = []
+        others = math.factorial(size) - 1
+        wanted = min(self.settings.order_permutations, others)
+        if others > 1000 and 2 * wanted > others:
+            # most of them: drawing until each turns up would take ever longer (coupon collector)
+            every = [order for order in itertools.permutations(identity) if order != identity]
+            return tuple(rng.sample(every, wanted))
+        seen: dict[tuple[int, ...], None] = {}  # in the order drawn, looked up in constant time
         while len(seen) < wanted:
             order = list(identity)
             rng.shuffle(order)
             candidate = tuple(order)
-            if candidate != identity and candidate not in seen:
-                seen.append(candidate)
+            if candidate != identity:
+                seen.setdefault(candidate)
         return tuple(seen)
 
     def requests(self, shards: list[Shard]) -> list[Request]:
