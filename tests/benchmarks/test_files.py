@@ -130,6 +130,17 @@ def test_a_tab_separated_file_named_csv_is_read_by_its_columns(tmp_path: Path) -
     assert [item.text for item in benchmark.items] == [first, "How many is 7 + 8?"]
 
 
+def test_a_semicolon_separated_file_named_csv_is_read_by_its_columns(tmp_path: Path) -> None:
+    """Excel's CSV where ',' is the decimal mark: read with ',' it was one column named 'id;question',
+    and following the advice to pass that name audited each question with its id in front."""
+    first = "Tom pays 2,50 € for 3 apples, then 1,20 € more. How much in all?"  # commas in a cell
+    lines = ["id;question", f'4;"{first}"', '5;"How many is 7 + 8; and 9 + 1?"']
+    benchmark = load_benchmark(str(write(tmp_path / "excel.csv", "\r\n".join(lines) + "\r\n")))
+    assert benchmark.field == "question"
+    assert [item.text for item in benchmark.items] == [first, "How many is 7 + 8; and 9 + 1?"]
+    assert [item.id for item in benchmark.items] == ["4", "5"]
+
+
 def test_utf8_text_survives(tmp_path: Path) -> None:
     rows = [{"question": "Zoë pays 12 € for 3 crêpes; what does 1 crêpe cost in 日本?"}]
     path = write(tmp_path / "utf8.jsonl", encode(".jsonl", rows))

@@ -188,8 +188,10 @@ def _csv_rows(path: Path, gzipped: bool) -> Iterator[Row]:
     csv.field_size_limit(min(sys.maxsize, 2**31 - 1))
     text = _text(path, gzipped)
     header = text.partition("\n")[0]
-    # a tab-separated file named .csv: its header has tabs and no comma (read as one column otherwise)
-    delimiter = "\t" if "\t" in header and "," not in header else ","
+    # a tab- or semicolon-separated file named .csv (Excel writes ';' where ',' is the decimal
+    # mark): its header has that separator and no comma, and read with ',' it would be one column
+    # whose name holds the separator, and whose questions start with the id
+    delimiter = next((d for d in ("\t", ";") if d in header and "," not in header), ",")
     reader = csv.DictReader(io.StringIO(text, newline=""), delimiter=delimiter)
     try:
         for row in reader:
