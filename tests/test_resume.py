@@ -74,6 +74,30 @@ def test_sigkill_in_the_middle_resumes_to_the_same_report(tmp_path):
     assert without_run(report) == without_run(json.loads(cold_output.read_text()))
 
 
+def test_sigterm_stops_like_ctrl_c_and_the_same_command_resumes(tmp_path):
+    """A CI timeout or docker stop sends SIGTERM: one line, exit 143, nothing computed lost (it was a
+    silent death by the signal, found by a black-box pass)."""
+    cache, output = tmp_path / "cache", tmp_path / "report.json"
+    process = subprocess.Popen(
+        audit_command(cache, output), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+    )
+    deadline = time.monotonic() + 60
+    while stored(cache) < 4 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    process.send_signal(signal.SIGTERM)
+    _, err = process.communicate(timeout=30)
+    assert process.returncode == 143, err
+    assert err.decode().strip() == (
+        "contamcheck: error: Terminated (SIGTERM). Evidence computed so far is kept; run the same "
+        "command to resume."
+    )
+    kept = stored(cache)
+    assert kept >= 4 and not output.exists()
+    resumed = subprocess.run(audit_command(cache, output), capture_output=True, text=True, timeout=300)
+    assert resumed.returncode == 1, resumed.stderr
+    assert json.loads(output.read_text())["run"]["evidence"]["model"]["from_cache"] >= kept
+
+
 def run_json(capsys, *args: str) -> dict:
     main([*args, "--json", "--threads", "2"])
     return json.loads(capsys.readouterr().out)

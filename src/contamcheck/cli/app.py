@@ -8,7 +8,9 @@ named like a subcommand is passed as ``./run``).
 from __future__ import annotations
 
 import errno
+import signal
 import sys
+import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -332,10 +334,26 @@ def _one_of(positional: str | None, option: str | None, name: str, flag: str) ->
     return value
 
 
+class Terminated(BaseException):
+    """SIGTERM (a CI timeout, ``docker stop``, ``kill``): stopped like Ctrl-C, the cache keeping what
+    was computed. A BaseException, as KeyboardInterrupt, so that no ``except Exception`` holds it."""
+
+
+def _terminate(signum: int, frame: object) -> None:
+    raise Terminated
+
+
 def _run_audit(model: str, benchmark: str, options: dict[str, Any]) -> int:
     from .run import run_audit
 
-    return guarded(options["debug"])(lambda: run_audit(model, benchmark, options))
+    # only the main thread may set a handler (an audit called from another thread keeps the default)
+    main_thread = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGTERM, _terminate) if main_thread else None
+    try:
+        return guarded(options["debug"])(lambda: run_audit(model, benchmark, options))
+    finally:
+        if main_thread:
+            signal.signal(signal.SIGTERM, previous)
 
 
 def guarded(debug: bool) -> Callable[[Callable[[], int]], int]:
@@ -350,6 +368,9 @@ def guarded(debug: bool) -> Callable[[Callable[[], int]], int]:
         except KeyboardInterrupt:
             _error("Interrupted. Evidence computed so far is kept; run the same command to resume.")
             return 130
+        except Terminated:
+            _error("Terminated (SIGTERM). Evidence computed so far is kept; run the same command to resume.")
+            return 143
         except Exception as exc:  # an unexpected exception is a bug: say so, in one line
             if debug:
                 raise
