@@ -60,6 +60,12 @@ def test_long_form_gives_the_same_report(capsys):
     assert short[0] == long[0] == 1
     strip = lambda text: {k: v for k, v in json.loads(text).items() if k != "run"}  # noqa: E731
     assert strip(short[1]) == strip(long[1])
+    # one option and one word, either way round: the word is the other one
+    for mixed in (["--model", CHEATER, "sample"], ["--benchmark", "sample", CHEATER]):
+        code, out, err = run(capsys, "run", *mixed, *FAST, "--json")
+        assert code == 1 and strip(out) == strip(short[1]), err
+    code, _, err = run(capsys, "run", "--model", CHEATER, "fake:clean", "sample", *FAST)
+    assert code == 2 and "MODEL given twice" in err
 
 
 def test_clean_fake_without_powered_tests_is_inconclusive_with_exit_4(capsys):

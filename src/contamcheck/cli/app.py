@@ -242,6 +242,8 @@ def run_command(
     **options: Any,
 ) -> int:
     """Audit a model on a benchmark (long form: --model and --benchmark)."""
+    if model_opt and not benchmark_opt and model_arg and not benchmark_arg:
+        model_arg, benchmark_arg = None, model_arg  # `run --model M B`: the one word left is B
     model = _one_of(model_arg, model_opt, "MODEL", "--model")
     benchmark = _one_of(benchmark_arg, benchmark_opt, "BENCHMARK", "--benchmark")
     return _run_audit(model, benchmark, options)
