@@ -138,6 +138,24 @@ def test_canonical_order_alone_can_not_clear_a_benchmark():
     assert judge([order, Outcome("min-k")], alpha=0.001).code == "clean"  # a question-level test judged
 
 
+def test_a_test_stopped_by_its_permutation_floor_says_how_to_go_further():
+    """--permutations 100: completion flagged every question at p = 1/101, the smallest it allows, and
+    the audit read "Some evidence" without a word on why (found by a black-box pass)."""
+    floored = Outcome("completion", p_value=1 / 101, flag_rate=1.0, min_attainable_p=1 / 101)
+    verdict = judge([floored, Outcome("min-k")], alpha=0.001)
+    assert verdict.code == "evidence"
+    assert (
+        "completion reached the smallest p-value its permutations or questions allow" in verdict.explanation
+    )
+    assert "raise --permutations, or -n" in verdict.explanation
+    bulk = Outcome("min-k", kind="bulk", min_attainable_p=0.0)  # a fitted tail's p has no floor
+    strong = Outcome("completion", p_value=1e-7, flag_rate=1.0, min_attainable_p=1e-7)
+    tiny = judge([strong, bulk], alpha=1e-10)
+    assert tiny.code == "evidence" and "raise --alpha" in tiny.explanation
+    free = Outcome("completion", p_value=0.01, flag_rate=1.0, min_attainable_p=1e-5)  # not at its floor
+    assert "smallest p-value" not in judge([free, Outcome("min-k")], alpha=0.001).explanation
+
+
 def test_a_question_level_test_too_weak_to_reach_alpha_does_not_clear_a_benchmark():
     """Four questions, all memorised: completion flags 4 of 4 but its p can't go below 1/16 (found
     by a black-box pass, where canonical order's power made the audit "No evidence found", exit 0)."""

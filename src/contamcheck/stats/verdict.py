@@ -212,6 +212,24 @@ def judge(outcomes: Sequence[TestOutcome], alpha: float) -> Judgement:
                 f"flag{'s' if len(small) == 1 else ''} no question: the fitted null held under "
                 f"{MINORITY_BULK:.0%} of them.)"
             )
+        # at the smallest p-value its permutations allow, and that floor above the bar: the test
+        # could not have said more, however strong the leak (a black-box pass: --permutations 100)
+        floored = [
+            o.name
+            for o, floor in zip(calibrated, floors, strict=True)
+            if o.name in suspicious and floor >= bar and o.p_value is not None and o.p_value <= 1.5 * floor
+        ]
+        if floored:
+            one = len(floored) == 1
+            note += (
+                f" ({listed(floored)} reached the smallest p-value {'its' if one else 'their'} "
+                f"permutations or questions allow, above the {bar:.2g} that alpha asks of each test: "
+                + (
+                    "alpha is below what any permutation count we run can show; raise --alpha.)"
+                    if bar * (MAX_PERMUTATIONS + 1) <= 1
+                    else "raise --permutations, or -n, to let it go further.)"
+                )
+            )
         return Judgement(
             "evidence",
             VERDICT_LABELS["evidence"],
