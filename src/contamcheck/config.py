@@ -115,6 +115,12 @@ class AuditConfig:
             ),
             (self.order_shards >= 5, f"--order-shards must be at least 5 (got {self.order_shards})."),
             (
+                # Python's random takes a negative seed's absolute value (-1 would draw as 1), and a
+                # report's JSON keeps integers a 64-bit reader can take
+                0 <= self.seed < 2**63,
+                f"--seed must be between 0 and 2**63 - 1 (got {self.seed}).",
+            ),
+            (
                 1 <= self.order_permutations <= MAX_ORDER_PERMUTATIONS,
                 f"--order-permutations must be between 1 and {MAX_ORDER_PERMUTATIONS:,} (got "
                 f"{self.order_permutations}); each reordering is one more text for the model to score "
