@@ -165,11 +165,18 @@ def test_an_audit_cut_off_by_a_stop_is_interrupted_and_can_run_again(open_client
     assert wait_for(restarted, new_id)["status"] == "done"
 
 
-def test_a_job_left_running_by_a_crash_shows_as_interrupted(open_client, data_dir):
+def finished_then_stopped(open_client) -> str:
+    """A small audit run to its end, then the server stopped, to edit its files as a crash or a hand
+    might; the audit's id."""
     client = open_client()
     job_id = start_job(client, limit="5", tests="min-k")
     wait_for(client, job_id)
     stop(client)
+    return job_id
+
+
+def test_a_job_left_running_by_a_crash_shows_as_interrupted(open_client, data_dir):
+    job_id = finished_then_stopped(open_client)
     path = data_dir / "jobs" / job_id / "job.json"
     record = json.loads(path.read_text())
     path.write_text(json.dumps({**record, "status": "running", "finished_at": None}))  # as after kill -9
@@ -292,10 +299,7 @@ def test_a_stored_report_reads_back_with_the_report_reader(client, data_dir):
 
 def test_a_report_damaged_after_the_audit_says_why_on_every_address(open_client, data_dir):
     """Was a bare 500 and a traceback in the server's log (found by a black-box pass)."""
-    client = open_client()
-    job_id = start_job(client, limit="5", tests="min-k")
-    wait_for(client, job_id)
-    stop(client)
+    job_id = finished_then_stopped(open_client)
     path = data_dir / "jobs" / job_id / "report.json"
     path.write_text(path.read_text()[:500])
     restarted = open_client()
@@ -322,10 +326,7 @@ def test_a_form_too_large_to_read_and_a_wrong_method_get_pages_not_json(client):
 
 
 def test_unreadable_or_invalid_job_files_are_skipped_not_fatal(open_client, data_dir):
-    client = open_client()
-    job_id = start_job(client, limit="5", tests="min-k")
-    wait_for(client, job_id)
-    stop(client)
+    job_id = finished_then_stopped(open_client)
     broken = data_dir / "jobs" / "20200101-000000-00000000"
     broken.mkdir()
     (broken / "job.json").write_text("{not json")
