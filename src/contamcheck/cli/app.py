@@ -354,8 +354,8 @@ def _run_audit(model: str, benchmark: str, options: dict[str, Any]) -> int:
     try:
         return guarded(options["debug"])(lambda: run_audit(model, benchmark, options))
     finally:
-        if main_thread:
-            signal.signal(signal.SIGTERM, previous)
+        if main_thread:  # None: the handler before was not set from Python
+            signal.signal(signal.SIGTERM, signal.SIG_DFL if previous is None else previous)
 
 
 def guarded(debug: bool) -> Callable[[Callable[[], int]], int]:
