@@ -95,8 +95,7 @@ OUTPUT_FLAGS = {"output": "--output", "csv_file": "--csv", "html_file": "--html"
 
 def writable_outputs(options: dict[str, Any], inputs: dict[str, str | None] | None = None) -> dict[str, Any]:
     """The output files, each checked before any work is done (a bad path fails in a second), and
-    never one of the files read (``inputs``: what each is, and its spec; a name that is not a file
-    here, like ``gsm8k``, is no file to overwrite)."""
+    never one of the files read (``inputs``: what each is, and its spec)."""
     checked = {
         key: io.check_writable(options[key], flag)
         for key, flag in OUTPUT_FLAGS.items()
@@ -107,7 +106,7 @@ def writable_outputs(options: dict[str, Any], inputs: dict[str, str | None] | No
         raise InputError("Two outputs name the same file; give each of --output, --csv and --html its own.")
     for key, path in checked.items():
         for what, spec in (inputs or {}).items():
-            if spec and path.is_file() and Path(spec).expanduser().is_file() and _same_file(path, spec):
+            if spec and _same_file(path, spec):
                 raise InputError(
                     f"{OUTPUT_FLAGS[key]} {str(options[key])!r} is {what} this command reads; writing there "
                     "would replace it. Give the output another name."
@@ -116,7 +115,9 @@ def writable_outputs(options: dict[str, Any], inputs: dict[str, str | None] | No
 
 
 def _same_file(path: Path, other: str) -> bool:
-    try:  # a link or a second name of the same file counts
+    """Do both name one file (a link or a second name counts)? A name that is no file here (gsm8k,
+    a new output) is not."""
+    try:
         return os.path.samefile(path, Path(other).expanduser())
     except OSError:
         return False

@@ -13,7 +13,7 @@ from ..evidence.engine import EngineStats, EvidenceEngine
 from ..report.advice import more_questions_caveat
 from ..report.model import ControlInfo, EvidenceUse, ReferenceInfo, TestResult
 from ..stats.bulk import MINORITY_BULK
-from ..stats.flags import EXPECTED_RATE
+from ..stats.flags import few_controls
 from ..stats.verdict import MINORITY_WHY, listed, minority_remedy
 
 VERSIONED_PACKAGES = ("numpy", "scipy", "torch", "transformers", "tokenizers", "gguf", "rouge-score")
@@ -118,12 +118,12 @@ def few_controls_caveat(results: list[TestResult]) -> str | None:
     """Said when a test scored too few control questions for flags to start at a 5% chance rate.
 
     Each test's own count: completion, say, scores only questions with new numbers in their second
-    half, so it can have fewer controls than were drawn. Below 19 the control to beat is the
-    highest, and the chance rate 1 / (m + 1) gives m back."""
+    half, so it can have fewer controls than were drawn."""
     few: dict[int, list[str]] = {}
     for result in results:
-        if result.status != "skipped" and result.expected_rate > EXPECTED_RATE + 1e-9:
-            few.setdefault(round(1 / result.expected_rate) - 1, []).append(result.name)
+        count = few_controls(result.expected_rate)
+        if result.status != "skipped" and count is not None:
+            few.setdefault(count, []).append(result.name)
     if not few:
         return None
     counts = "; ".join(

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 
 from markupsafe import Markup, escape
 
+from ..stats.flags import few_controls
 from ..stats.verdict import MINORITY_WHY, listed
 from . import plots
 from .model import BulkNull, ItemRecord, ItemTestResult, Report, TestResult
@@ -83,7 +84,8 @@ def format_p(p: float | None) -> str:
 def chance(rate: float) -> str:
     """How many of an unseen benchmark's questions a control file's threshold flags by chance: about
     5% from 19 controls on, 1 in m + 1 with fewer (stats.flags.control_rank)."""
-    return f"1 in {round(1 / rate)}" if rate > 0.0505 else f"about {format_percent(rate)}"
+    count = few_controls(rate)
+    return f"1 in {count + 1}" if count is not None else f"about {format_percent(rate)}"
 
 
 def format_percent(rate: float | None) -> str:

@@ -92,6 +92,12 @@ def control_rank(controls: int, expected_rate: float = EXPECTED_RATE) -> tuple[i
     return rank, (controls + 1 - rank) / (controls + 1)
 
 
+def few_controls(rate: float) -> int | None:
+    """The number of controls m behind a chance rate above 5% (below 19 the one to beat is the
+    highest, so the rate is 1 / (m + 1)); None for a rate of 5% or less."""
+    return round(1 / rate) - 1 if rate > EXPECTED_RATE + 1e-9 else None
+
+
 def label_permutation_test(
     bench: np.ndarray,
     control: np.ndarray,
