@@ -147,8 +147,11 @@ class AuditConfig:
         for ok, message in checks:
             if not ok:
                 raise InputError(message)
-        if self.tests is not None and not self.tests:
-            raise InputError("--tests is empty: name at least one test (see `contamcheck benchmarks`).")
+        if self.tests is not None:
+            # every test's name is lower case; MIN-K and " zlib" mean the same tests
+            self.tests = [name.strip().lower() for name in self.tests if name.strip()]
+            if not self.tests:
+                raise InputError("--tests is empty: name at least one test (see `contamcheck benchmarks`).")
 
     def model_options(self, cache_dir: Path | None) -> ModelOptions:
         return ModelOptions(

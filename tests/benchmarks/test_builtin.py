@@ -161,7 +161,7 @@ def test_the_builtins_are_the_documented_ones() -> None:
 
 @pytest.mark.parametrize(
     ("typo", "meant"),
-    [("gsm8", "gsm8k"), ("gsm8K", "gsm8k"), ("HumanEval", "humaneval"), ("samples", "sample")],
+    [("gsm8", "gsm8k"), ("GSM8", "gsm8k"), ("Humaneva", "humaneval"), ("samples", "sample")],
 )
 def test_unknown_name_suggests_the_closest(unreachable_hub: list[int], typo: str, meant: str) -> None:
     with pytest.raises(UnknownNameError) as caught:
@@ -177,6 +177,16 @@ def test_unknown_name_suggests_the_closest(unreachable_hub: list[int], typo: str
     assert ".jsonl/.json/.csv/.txt/.parquet file" in message
     assert "hf:dataset[:config]:split:field" in message
     assert unreachable_hub == []
+
+
+def test_a_built_in_name_in_any_case_is_the_built_in(tmp_path, monkeypatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    benchmark = load_benchmark("SAMPLE")
+    assert benchmark.name == "sample"
+    assert benchmark.content_hash == load_benchmark("sample").content_hash
+    (tmp_path / "Sample").write_text("A question from a file that happens to share the name.\n")
+    with pytest.raises(InputError, match="'Sample'"):  # a file of that name is the file, not the built-in
+        load_benchmark("Sample")
 
 
 def test_unknown_name_without_a_close_match_still_lists_the_choices() -> None:

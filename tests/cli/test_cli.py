@@ -163,6 +163,16 @@ def test_input_errors_exit_2_with_one_line(capsys, args, message):
     assert out == ""
 
 
+def test_test_and_benchmark_names_take_any_case(capsys):
+    code, out, err = run(
+        capsys, "fake:clean", "SAMPLE", "-n", "5", "--tests", "MIN-K, Zlib", "--json", "--no-cache"
+    )
+    assert code in (0, 4), err  # five questions may leave a test unable to judge
+    report = json.loads(out)
+    assert report["benchmark"]["name"] == "sample"
+    assert [test["name"] for test in report["tests"]] == ["min-k", "zlib"]
+
+
 def test_a_control_file_error_names_the_control_file_and_its_own_option(capsys, tmp_path):
     (tmp_path / "late.jsonl").write_text(
         '{"foo": "A question written late, long enough to test.", "bar": 1}\n'

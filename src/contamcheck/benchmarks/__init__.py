@@ -31,6 +31,8 @@ def load_benchmark(
     if not spec or not spec.strip():
         raise InputError(f"The {role} is empty. Pass a built-in name, a file, or an hf: spec.")
     path = Path(spec).expanduser()
+    if spec not in BUILTINS and spec.lower() in BUILTINS and not path.exists():
+        spec = spec.lower()  # GSM8K and HumanEval name the built-ins too
     if spec in BUILTINS:  # a file or folder of the same name is reached as ./NAME
         builtin = BUILTINS[spec]
         questions, builtin_field, source = read_builtin(builtin, field)
