@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import codecs
 import csv
 import gzip
 import io
@@ -325,7 +326,7 @@ def test_json_document_that_is_not_a_list(tmp_path: Path) -> None:
     message = error_of(two_lists)
     assert "exactly one list" in message
     entry = write(tmp_path / "entry.json", json.dumps([{"question": "ok"}, 5]))
-    assert "Entry 1" in error_of(entry)
+    assert "Entry 2 of" in error_of(entry) and "(counting from 1)" in error_of(entry)
 
 
 def test_missing_field_lists_the_available_fields(tmp_path: Path) -> None:
@@ -340,9 +341,24 @@ def test_field_missing_from_a_later_row_names_the_row(tmp_path: Path) -> None:
     path = write(tmp_path / "q.jsonl", '{"question": "one"}\n{"question": "two"}\n{"prompt": "three"}\n')
     message = error_of(path)
     assert "'question'" in message
-    assert "row 3" in message  # the line of a .jsonl file
+    assert "line 3 of" in message  # the line of a .jsonl file
     assert "prompt" in message
     assert "--field" in message
+
+
+@pytest.mark.parametrize(
+    ("suffix", "place"),
+    [
+        (".jsonl", "line 3 of"),  # as an editor shows the file
+        (".json", "entry 3 (counting from 1) of"),
+    ],  # a CSV or Parquet cell can't hold a number where text should be, nor lack a column
+)
+def test_every_format_names_the_third_question_as_a_person_counts(
+    tmp_path: Path, suffix: str, place: str
+) -> None:
+    rows = [{"question": "one", "answer": 1}, {"question": "two", "answer": 2}, {"question": 3, "answer": 3}]
+    message = error_of(write(tmp_path / f"q{suffix}", encode(suffix, rows)))
+    assert place in message, message
 
 
 def test_no_field_to_guess(tmp_path: Path) -> None:
@@ -370,6 +386,29 @@ def test_non_utf8_bytes(tmp_path: Path, name: str) -> None:
     message = error_of(path)
     assert "not UTF-8" in message
     assert "offset" in message
+    assert "Convert it to UTF-8" in message
+
+
+@pytest.mark.parametrize("encoding", ["utf-16", "utf-16-be", "utf-32", "utf-8-sig"])
+@pytest.mark.parametrize("suffix", [".jsonl", ".csv", ".txt"])
+def test_a_byte_order_mark_says_the_encoding(tmp_path: Path, encoding: str, suffix: str) -> None:
+    """Windows saves "Unicode" text as UTF-16 with a BOM, Excel's "CSV UTF-8" as UTF-8 with one."""
+    if suffix == ".txt":
+        text = "".join(question.replace("\n", " ") + "\n" for question in QUESTIONS)
+    else:
+        text = encode(suffix, ROWS).decode()
+    data = text.encode(encoding)
+    if encoding == "utf-16-be":  # Python writes no mark for an explicit byte order
+        data = codecs.BOM_UTF16_BE + data
+    path = write(tmp_path / f"q{suffix}", data)
+    expected = load_benchmark(str(write(tmp_path / f"plain{suffix}", text)))
+    assert [item.text for item in load_benchmark(str(path)).items] == [item.text for item in expected.items]
+
+
+def test_a_byte_order_mark_that_lies_is_named(tmp_path: Path) -> None:
+    path = write(tmp_path / "q.jsonl", codecs.BOM_UTF16_LE + b'{"question": "odd"}\n\x00\xd8')
+    message = error_of(path)
+    assert "not UTF-16 as its byte-order mark says" in message
     assert "Convert it to UTF-8" in message
 
 

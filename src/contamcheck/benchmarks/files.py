@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import codecs
 import csv
 import gzip
 import io
@@ -18,7 +19,16 @@ SUFFIXES = (".jsonl", ".json", ".csv", ".txt", ".parquet")
 GUESSED_FIELDS = ("question", "text", "prompt", "problem")
 ID_FIELDS = ("id", "task_id", "question_id", "qid", "uid")
 
-Row = tuple[int, dict[str, Any]]  # (line or row number for messages, row)
+# (where the row is, for messages: "line 3" of a text file, as an editor counts; "entry 3" of a
+# JSON list or "row 3" of a Parquet table, counting from 1, as a person does; the row)
+Row = tuple[str, dict[str, Any]]
+# UTF-32's marks first: UTF-32-LE's starts with UTF-16-LE's
+BOMS = (
+    (codecs.BOM_UTF32_LE, "utf-32"),
+    (codecs.BOM_UTF32_BE, "utf-32"),
+    (codecs.BOM_UTF16_LE, "utf-16"),
+    (codecs.BOM_UTF16_BE, "utf-16"),
+)
 
 
 def file_format(path: Path) -> tuple[str, bool]:
@@ -82,10 +92,10 @@ def _extract(rows: list[Row], key: str, where: str) -> tuple[Questions, str, dic
     id_key = next((k for k in ID_FIELDS if k in rows[0][1] and k != key), None)
     questions: Questions = []
     empty = 0
-    for index, (number, row) in enumerate(rows):
+    for index, (place, row) in enumerate(rows):
         if key not in row:
             raise InputError(
-                f"Field {key!r} is missing from row {number} of {where!r}. "
+                f"Field {key!r} is missing from {place} of {where!r}. "
                 f"Fields there: {', '.join(map(str, row)) or '(none)'}. Pick one with --field."
             )
         value = row[key]
@@ -94,7 +104,7 @@ def _extract(rows: list[Row], key: str, where: str) -> tuple[Questions, str, dic
             continue
         if not isinstance(value, str):
             raise InputError(
-                f"Field {key!r} in row {number} of {where!r} holds {type(value).__name__} "
+                f"Field {key!r} in {place} of {where!r} holds {type(value).__name__} "
                 f"({_preview(value)}), not text. Pick a text field with --field."
             )
         item_id = row.get(id_key) if id_key else None
@@ -124,11 +134,14 @@ def _text(path: Path, gzipped: bool) -> str:
             else "Check that the file is readable."
         )
         raise InputError(f"Can't read benchmark file {str(path)!r}: {exc}. {fix}") from None
+    # a byte-order mark says the encoding (Windows' "Unicode" text is UTF-16 with one); else UTF-8
+    encoding = next((name for mark, name in BOMS if data.startswith(mark)), "utf-8-sig")
     try:
-        return data.decode("utf-8-sig")
+        return data.decode(encoding)
     except UnicodeDecodeError as exc:
+        said = "UTF-8" if encoding == "utf-8-sig" else f"{encoding.upper()} as its byte-order mark says"
         raise InputError(
-            f"Benchmark file {str(path)!r} is not UTF-8 text (bad byte at offset {exc.start}). "
+            f"Benchmark file {str(path)!r} is not {said} (bad byte at offset {exc.start}). "
             "Convert it to UTF-8."
         ) from None
 
@@ -162,7 +175,7 @@ def _json_rows(path: Path, gzipped: bool, suffix: str) -> Iterator[Row]:
                 f"Line {number} of {str(path)!r} is a JSON {type(row).__name__}, not an object "
                 '(expected e.g. {"question": "..."}).'
             )
-        yield number, row
+        yield f"line {number}", row
 
 
 def _json_document_rows(data: Any, where: str) -> Iterator[Row]:
@@ -176,12 +189,14 @@ def _json_document_rows(data: Any, where: str) -> Iterator[Row]:
         data = lists[0]
     if not isinstance(data, list):
         raise InputError(f"{where!r} holds a JSON {type(data).__name__}; expected a list of questions.")
-    for number, row in enumerate(data):
+    for number, row in enumerate(data, start=1):
         if isinstance(row, str):
             row = {"text": row}
         if not isinstance(row, dict):
-            raise InputError(f"Entry {number} of {where!r} is a {type(row).__name__}, not an object.")
-        yield number, row
+            raise InputError(
+                f"Entry {number} of {where!r} (counting from 1) is a {type(row).__name__}, not an object."
+            )
+        yield f"entry {number} (counting from 1)", row
 
 
 def _csv_rows(path: Path, gzipped: bool) -> Iterator[Row]:
@@ -196,7 +211,7 @@ def _csv_rows(path: Path, gzipped: bool) -> Iterator[Row]:
     try:
         for row in reader:
             # DictReader puts surplus cells under the key None; they belong to no field.
-            yield reader.line_num, {k: v for k, v in row.items() if k is not None}
+            yield f"line {reader.line_num}", {k: v for k, v in row.items() if k is not None}
     except csv.Error as exc:
         raise InputError(f"Can't parse {str(path)!r} as CSV near line {reader.line_num}: {exc}.") from None
 
@@ -214,4 +229,5 @@ def _parquet_rows(path: Path, gzipped: bool) -> Iterator[Row]:
             f"Can't read {str(path)!r} as Parquet: {str(exc).rstrip('.')}. Check that the file is complete, "
             "or convert it to .jsonl or .csv."
         ) from None
-    yield from enumerate(table.to_pylist())
+    for number, row in enumerate(table.to_pylist(), start=1):
+        yield f"row {number} (counting from 1)", row
