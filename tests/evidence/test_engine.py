@@ -107,6 +107,22 @@ def test_a_value_another_process_stored_meanwhile_wins():
     )
 
 
+def test_a_resumed_audit_counts_only_the_batches_left_and_batches_as_an_uninterrupted_one():
+    texts = ["a", "bb", "ccc", "dddd", "eeeee", "ffffff"]
+    store = MemoryStore()
+    EvidenceEngine(CountingModel, "m", store, 2).compute([ScoreRequest(t) for t in texts[:3]], "model")
+    seen: list[tuple[int, int]] = []
+    model = CountingModel()
+    engine = EvidenceEngine(
+        lambda: model, "m", store, 2, lambda label, done, total: seen.append((done, total))
+    )
+    engine.compute([ScoreRequest(t) for t in texts], "model")
+    # "ccc" is scored again beside "dddd", as it was in the uninterrupted plan; "a" and "bb" are not
+    assert model.batches == [["ccc", "dddd"], ["eeeee", "ffffff"]]
+    assert seen == [(0, 4), (2, 4), (4, 4)]
+    assert (engine.stats.from_store, engine.stats.computed) == (3, 3)
+
+
 def test_batch_plan_does_not_depend_on_arrival_order():
     requests = [ScoreRequest(t) for t in ["bb", "a", "ccc", "dd"]]
     assert plan_batches(requests, 2) == plan_batches(list(reversed(requests)), 2)

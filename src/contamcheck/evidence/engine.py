@@ -24,7 +24,10 @@ from ..errors import RuntimeFailure
 from .requests import GenerateRequest, Request, ScoreRequest
 from .store import EvidenceStore, Value
 
-ProgressCallback = Callable[[str, int, int], None]  # (label, done, total)
+# (label, done, total); total 0: not known (a spinner); total FAILED: the step failed (a model that
+# could not load, the audit going on without it or ending with the reason)
+ProgressCallback = Callable[[str, int, int], None]
+FAILED = -1
 Tick = Callable[[int], None]  # requests of the current batch finished so far
 
 
@@ -85,15 +88,24 @@ class EvidenceEngine:
         values: dict[str, Value] = {}
         for kind in ("score", "generate"):
             size = self.generation_batch_size if kind == "generate" else self.batch_size
-            batch_plan = plan_batches([r for r in unique.values() if r.kind == kind], size)
+            asked = [r for r in unique.values() if r.kind == kind]
+            # the plan is the whole request's, so that a resumed audit batches each text as an
+            # uninterrupted one would (a batch's padding can move a score's last bits); progress
+            # counts only the batches that still hold work
+            cached = self.store.get_many(self.namespace, [r.key for r in asked])
+            values.update(cached)
+            self.stats.from_store += len(cached)
+            batch_plan = [
+                batch for batch in plan_batches(asked, size) if any(r.key not in cached for r in batch)
+            ]
             total = sum(len(batch) for batch in batch_plan)
             done = 0
             if total:
                 self.progress(f"{label}: {_verb(kind)}", 0, total)
             for batch in batch_plan:
                 keys = [r.key for r in batch]
-                found = self.store.get_many(self.namespace, keys)
-                self.stats.from_store += len(found)
+                found = self.store.get_many(self.namespace, keys)  # another process may have added some
+                self.stats.from_store += len(found.keys() - cached.keys())
                 if len(found) < len(keys):
                     computed = self._compute_batch(batch, self._ticks(f"{label}: {_verb(kind)}", done, total))
                     self.stats.computed += len(keys) - len(found)
