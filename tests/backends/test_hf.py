@@ -322,3 +322,9 @@ def test_a_corrupt_weights_file_is_named_as_corrupt():
     for exc in (header, struct.error("unpack requires a buffer of at least 24 bytes")):
         error = hf._explain_load_failure("m", source, exc)
         assert isinstance(error, ModelLoadError) and "looks corrupt or cut short" in str(error)
+
+
+def test_a_missing_entry_in_a_model_file_is_said_as_such():
+    error = hf._explain_load_failure("m", hf.ModelSource("folder", "/models/m"), KeyError("added_tokens"))
+    assert isinstance(error, ModelLoadError)
+    assert "lacks the entry 'added_tokens'" in str(error) and "copy the model's files again" in str(error)

@@ -109,6 +109,19 @@ def test_progress_off_a_terminal_is_plain_lines_and_quiet_has_none(capsys, tmp_p
     assert run(capsys, "fake:clean", "sample", *FAST, *cache, "-q")[2] == ""
 
 
+def test_a_model_that_fails_to_load_ends_its_progress_line(capsys, tmp_path):
+    reference = tmp_path / "broken"
+    reference.mkdir()
+    (reference / "config.json").write_text('{"model_type": "llama"}')
+    (reference / "tokenizer.json").write_text("{}")  # passes the checks before loading, not loading
+    (reference / "model.safetensors").write_bytes(b"\0" * 64)
+    code, _, err = run(capsys, "fake:clean", "sample", *FAST, "--no-cache", "--reference", str(reference))
+    lines = err.splitlines()
+    assert code == 3 and f"loading {reference} …" in lines
+    assert any(re.fullmatch(rf"loading {re.escape(str(reference))}: failed \(\d+ s\)", x) for x in lines)
+    assert lines[-1].startswith(f"contamcheck: error: Can't load model '{reference}'")
+
+
 def test_output_file_is_written_and_quiet_prints_nothing(capsys, tmp_path):
     target = tmp_path / "report.json"
     code, out, _ = run(capsys, CHEATER, "sample", *FAST, "--output", str(target), "--quiet")

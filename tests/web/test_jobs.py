@@ -381,3 +381,21 @@ def test_an_audit_that_outlasts_the_stop_is_marked_interrupted_before_the_server
     stored = store.get(job.id)
     assert stored is not None and stored.status == "interrupted" and "run it again" in (stored.message or "")
     release.set()
+
+
+def test_a_model_that_fails_to_load_shows_its_stage_as_failed(client, tmp_path):
+    reference = tmp_path / "broken"
+    reference.mkdir()
+    (reference / "config.json").write_text('{"model_type": "llama"}')
+    (reference / "tokenizer.json").write_text("{}")  # passes the checks before loading, not loading
+    (reference / "model.safetensors").write_bytes(b"\0" * 64)
+    job_id = start_job(client, reference=str(reference))
+    finished = wait_for(client, job_id)
+    assert finished["status"] == "failed" and "Can't load model" in finished["message"]
+    stage = next(s for s in finished["stages"] if s["label"] == f"loading {reference}")
+    assert stage["total"] == -1
+    page = client.get(f"/jobs/{job_id}").text
+    assert (
+        f'<span class="label">loading {html.escape(str(reference))}</span><span class="count">failed</span>'
+        in page
+    )

@@ -780,7 +780,12 @@ def _explain_load_failure(spec: str, source: ModelSource, exc: Exception) -> Exc
             f"Can't load model {source.display!r}: its weights file looks corrupt or cut short ({text}). "
             "Download or copy it again."
         )
-    if isinstance(exc, OSError | ValueError | KeyError | ImportError):
+    if isinstance(exc, KeyError):  # str() of a KeyError is the bare key: 'added_tokens'
+        return ModelLoadError(
+            f"Can't load model {source.display!r}: one of its files lacks the entry {text} (incomplete, or "
+            "written for another model or library version). Download or copy the model's files again."
+        )
+    if isinstance(exc, OSError | ValueError | ImportError):
         return ModelLoadError(f"Can't load model {source.display!r}: {text}")
     return ModelLoadError(f"Can't load model {source.display!r} ({kind}): {text}")
 

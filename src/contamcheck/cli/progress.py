@@ -22,6 +22,8 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
+from ..evidence.engine import FAILED
+
 ProgressMode = Literal["bars", "lines", "off"]
 
 
@@ -64,6 +66,10 @@ class ProgressBars:
             self._line(label, done, total)
         if not self.enabled:
             return
+        if total == FAILED:  # the error (or the report) says why; its bar goes
+            if label in self._tasks:
+                self._progress.remove_task(self._tasks.pop(label))
+            return
         task = self._tasks.get(label)
         if task is None:
             task = self._progress.add_task(label, total=total or None)
@@ -76,6 +82,10 @@ class ProgressBars:
             self._lines[label] = (now, 0)
             self._write(f"{label}: {total} to do" if total else f"{label} …")
         started, said = self._lines[label]
+        if total == FAILED:
+            self._lines[label] = (started, 4)
+            self._write(f"{label}: failed ({now - started:.0f} s)")
+            return
         if not total or done < total:
             quarter = 4 * done // total if total else 0
             if quarter > said:

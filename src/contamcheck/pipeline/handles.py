@@ -20,7 +20,7 @@ from ..backends import (
 from ..config import AuditConfig
 from ..errors import ContamcheckError, InputError
 from ..evidence import EvidenceStore
-from ..evidence.engine import ProgressCallback
+from ..evidence.engine import FAILED, ProgressCallback
 from ..report.model import ModelInfo, ReferenceInfo
 
 GPU_BATCH_SIZE = 64
@@ -66,7 +66,11 @@ class ModelHandle:
         if self._model is None:
             label = f"loading {self.description.name}"
             self.progress(label, 0, 0)
-            self._model = load_model(self.spec, self.options, self.description)
+            try:
+                self._model = load_model(self.spec, self.options, self.description)
+            except ContamcheckError:
+                self.progress(label, 0, FAILED)  # the line started must end; the error says why
+                raise
             self.progress(label, 1, 1)
             self.loaded = True
             self._identity = self._identity or self._model.identity

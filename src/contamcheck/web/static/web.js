@@ -17,6 +17,10 @@
       bar.max = stage.total;
       bar.value = stage.done;
       count.textContent = stage.done + " / " + stage.total;
+    } else if (stage.total < 0) {  // the step failed (a model that could not load)
+      count.textContent = "failed";
+      row.append(label, count);
+      return row;
     }
     row.append(label, bar, count);
     return row;
