@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, get_args
 
-from .backends import ModelOptions
+from .backends import ModelOptions, default_threads
 from .errors import InputError
 
 DEFAULT_LIMIT = 200
@@ -110,8 +110,9 @@ class AuditConfig:
                 f"--dtype must be one of {', '.join(DTYPES)} (got {self.dtype!r}).",
             ),
             (
-                self.threads is None or self.threads >= 1,
-                f"--threads must be at least 1 (got {self.threads}).",
+                self.threads is None or 1 <= self.threads <= default_threads(),
+                f"--threads must be between 1 and {default_threads()}, the CPU cores this process may "
+                f"use (got {self.threads}): more threads than cores slow torch down, several times over.",
             ),
             (self.order_shards >= 5, f"--order-shards must be at least 5 (got {self.order_shards})."),
             (

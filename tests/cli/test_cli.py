@@ -155,6 +155,8 @@ def write(tmp_path: Path, name: str, text: str) -> str:
         (["fake:clean", "sample", "--seed", "-1"], "--seed must be between 0 and 2**63 - 1 (got -1)"),
         (["fake:clean", "sample", "--seed", str(2**63)], "--seed must be between 0 and 2**63 - 1"),
         (["fake:clean", "sample", "--order-permutations", "20000"], "between 1 and 10,000 (got 20000)"),
+        (["fake:clean", "sample", "--threads", "100000"], "the CPU cores this process may use (got 100000)"),
+        (["fake:clean", "sample", "--threads", "0"], "--threads must be between 1 and"),
         (["fake:clean", "sample", "--limt", "3"], "No such option"),
         (["fake:clean"], "Missing argument"),
         (["run", "--model", "fake:clean"], "Missing BENCHMARK"),
