@@ -188,6 +188,17 @@ def test_test_and_benchmark_names_take_any_case(capsys):
     assert [test["name"] for test in report["tests"]] == ["min-k", "zlib"]
 
 
+def test_more_order_shards_than_the_benchmark_holds_are_said(capsys):
+    args = ["fake:clean", "sample", "-n", "5", "--tests", "canonical-order", "--json", "--no-cache"]
+    _, out, _ = run(capsys, *args, "--order-shards", "1000")
+    note = json.loads(out)["tests"][0]["note"]
+    assert note.startswith("15 shards of 8") and note.endswith(
+        "--order-shards asked for 1000; the benchmark's questions fill 15."
+    )
+    _, out, _ = run(capsys, *args, "--order-shards", "6")
+    assert "--order-shards asked" not in json.loads(out)["tests"][0]["note"]
+
+
 def test_a_control_file_error_names_the_control_file_and_its_own_option(capsys, tmp_path):
     (tmp_path / "late.jsonl").write_text(
         '{"foo": "A question written late, long enough to test.", "bar": 1}\n'

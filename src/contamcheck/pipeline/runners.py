@@ -491,6 +491,11 @@ def run_canonical_order(
         f"(Oren et al. used 50 shards x 250 on GPUs). With 80% power at alpha {alpha:g} this detects a "
         f"published-order preference of at least {effect:.1f} standard deviations of the shard differences."
     )
+    if len(shards) < test.settings.order_shards:
+        result.note += (
+            f" --order-shards asked for {test.settings.order_shards}; the benchmark's questions fill "
+            f"{len(shards)}."
+        )
     return result
 
 
