@@ -280,6 +280,11 @@ def test_deleting_an_audit_removes_its_files(client, data_dir):
     assert not (data_dir / "jobs" / job_id).exists()
     assert not any((data_dir / "uploads").iterdir())
     assert client.get(f"/jobs/{job_id}").status_code == 404
+    # a "Run again with changes" link kept from before says why the form is empty
+    again = client.get(f"/?again={job_id}")
+    assert again.status_code == 200 and 'id="again-gone"' in again.text
+    assert "no longer here, so the form starts from the defaults" in again.text
+    assert 'id="again-gone"' not in client.get("/").text
 
 
 def test_a_running_audit_is_not_deleted(client):

@@ -113,12 +113,15 @@ def create_app(
         response.set_cookie(token.cookie, token.value, httponly=True, samesite="strict", path="/")
         return response
 
-    def front_page(values: FormValues, error: str | None = None, status_code: int = 200) -> HTMLResponse:
+    def front_page(
+        values: FormValues, error: str | None = None, status_code: int = 200, notice: str | None = None
+    ) -> HTMLResponse:
         return page(
             "index.html.j2",
             status_code,
             values=values,
             error=error,
+            notice=notice,
             jobs=[(job, runner.queue_position(job.id)) for job in store.all()],
             builtins=list(BUILTINS.values()),
             tests=[TESTS.get(name) for name in TESTS.names()],
@@ -195,6 +198,10 @@ def create_app(
         if source is not None:
             values = FormValues.from_config(
                 source.audit_config(), source.benchmark_label, source.control_label
+            )
+        elif again:  # a link kept from an audit deleted since, or one of another server's
+            return front_page(
+                values, notice="That audit is no longer here, so the form starts from the defaults."
             )
         return front_page(values)
 
