@@ -47,7 +47,8 @@ class AuditConfig:
     loaded), ``"none"``, or a model name or path. ``tests`` None means every test that applies;
     ``quick`` keeps only the likelihood tests (one forward pass per text, no generation).
     ``permutations`` None means enough for a p-value to fall well below alpha over the number of
-    tests.
+    tests. Errors name the command line's options: a field is its option's long name with
+    underscores (``order_shards`` is ``--order-shards``), but ``ordered=False``, ``--no-order``.
     """
 
     model: str
