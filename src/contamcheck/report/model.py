@@ -142,7 +142,12 @@ class TestResult(_Model):
     p_value: Share | None = None
     p_adjusted: Share | None = None
     min_attainable_p: Share | None = None
-    permutations: int | None = None
+    permutations: int | None = Field(
+        default=None,
+        description="random draws behind the p-value: sign flips or label permutations for a "
+        "paired or unpaired test; for a bulk test the simulated never-seen samples of its tail "
+        "count, or the spread test's swaps where that alone gives the p-value",
+    )
     mean_difference: float | None = None
     median_difference: float | None = None
     auroc_vs_controls: Share | None = Field(
