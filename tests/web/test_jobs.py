@@ -6,6 +6,7 @@ import csv
 import html
 import io
 import json
+import time
 from pathlib import Path
 
 import pytest
@@ -40,7 +41,7 @@ def test_an_audit_goes_from_the_form_to_the_same_report_as_the_cli(client, capsy
     finished = wait_for(client, job_id)
     assert finished["status"] == "done", finished["message"]
     assert finished["verdict"]["code"] == "likely"
-    assert [stage["label"] for stage in finished["stages"]][-1] == "model: generating"
+    assert [stage["label"] for stage in finished["stages"]][-2:] == ["model: generating", "analysis: testing"]
 
     page = client.get(f"/jobs/{job_id}").text
     assert "Likely contaminated" in page and f"/jobs/{job_id}/view" in page
@@ -117,6 +118,25 @@ def test_cancel_stops_a_running_audit_and_running_it_again_resumes(client):
     assert wait_for(client, new_id)["status"] == "done"
     evidence = client.get(f"/jobs/{new_id}/report.json").json()["run"]["evidence"]["model"]
     assert evidence["from_cache"] > 0  # what the cancelled run computed was kept
+
+
+def test_cancel_is_heard_during_the_analysis(client, monkeypatch):
+    """The statistics of a large audit take a while after the model's work; a cancel is heard
+    between tests, not only between batches of model work."""
+    slow_test = pipeline.run_per_text
+
+    def run_per_text(*args, **kwargs):
+        time.sleep(1.0)
+        return slow_test(*args, **kwargs)
+
+    monkeypatch.setattr(pipeline, "run_per_text", run_per_text)
+    job_id = start_job(client, limit="20", tests=["min-k", "zlib"])
+    wait_until(lambda: any(s["label"] == "analysis: testing" for s in status(client, job_id)["stages"]))
+    assert post_form(client, f"/jobs/{job_id}/cancel").status_code == 303
+    cancelled = wait_for(client, job_id)
+    assert cancelled["status"] == "cancelled" and "run it again to resume" in cancelled["message"]
+    analysis = next(s for s in cancelled["stages"] if s["label"] == "analysis: testing")
+    assert analysis["done"] < analysis["total"] == 2
 
 
 def test_a_waiting_audit_can_be_cancelled(client):

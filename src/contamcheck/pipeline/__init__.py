@@ -130,7 +130,10 @@ def _audit(config: AuditConfig, progress: ProgressCallback | None, store: Eviden
         for item in controls.controls
     }
     results: list[TestResult] = []
-    for test in tests:
+    for done, test in enumerate(tests):
+        # a step of its own (a large benchmark's permutations take a while), and a point where a
+        # web UI audit's cancel is heard
+        progress("analysis: testing", done, len(tests))
         seed = config.seed + zlib.crc32(test.name.encode())
         if isinstance(test, CanonicalOrder):
             shards = shard_plans[test.name]
@@ -181,6 +184,7 @@ def _audit(config: AuditConfig, progress: ProgressCallback | None, store: Eviden
                 )
             )
 
+    progress("analysis: testing", len(tests), len(tests))
     judgement = judge(results, config.alpha)
     for result in results:
         result.p_adjusted = judgement.p_adjusted.get(result.name)
