@@ -10,6 +10,7 @@ must run. ``conftest.py`` makes the two session fixtures.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import shutil
 import signal
@@ -87,9 +88,8 @@ def stop(server: subprocess.Popen) -> None:
         server.wait()
 
 
-def vllm_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """vLLM's OpenAI-compatible server on SmolLM2, from the folder contamcheck converts its GGUF to."""
-    require_servers()
+def converted_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """SmolLM2 as the folder contamcheck converts its GGUF to (what vLLM can serve)."""
     from contamcheck.backends.hf import HFModel, describe
     from contamcheck.evidence import MemoryStore
 
@@ -97,6 +97,27 @@ def vllm_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     identity = describe(MODEL, ModelOptions(device="cpu"), MemoryStore().file_digest).identity
     HFModel.load(MODEL, device="cpu", identity=identity, converted_dir=converted)
     (folder,) = converted.iterdir()
+    return folder
+
+
+def without_chat_template(folder: Path) -> Path:
+    """The folder as a base model's: no chat template anywhere a tokenizer looks for one."""
+    (folder / "chat_template.jinja").unlink(missing_ok=True)
+    (folder / "chat_template.json").unlink(missing_ok=True)
+    config_path = folder / "tokenizer_config.json"
+    config = json.loads(config_path.read_text())
+    config.pop("chat_template", None)
+    config_path.write_text(json.dumps(config))
+    return folder
+
+
+def vllm_server(tmp_path_factory: pytest.TempPathFactory, base_model: bool = False) -> Iterator[str]:
+    """vLLM's OpenAI-compatible server on SmolLM2, from the folder contamcheck converts its GGUF to;
+    ``base_model`` serves it without its chat template, as a base model is."""
+    require_servers()
+    folder = converted_model(tmp_path_factory)
+    if base_model:
+        without_chat_template(folder)
     port = free_port()
     command = [str(SERVER_PYTHON), "-m", "vllm.entrypoints.openai.api_server", "--model", str(folder)]
     command += ["--served-model-name", "smollm2", "--dtype", "float32", "--max-model-len", "2048"]
@@ -112,7 +133,7 @@ def vllm_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     try:
         yield from serve(command, port, tmp_path_factory.mktemp("vllm") / "server.log", env)
     finally:
-        shutil.rmtree(converted, ignore_errors=True)
+        shutil.rmtree(folder.parent, ignore_errors=True)
         if before is None:
             os.environ.pop("CONTAMCHECK_API_KEY", None)
         else:

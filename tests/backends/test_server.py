@@ -1,8 +1,9 @@
 """The ``openai`` backend against real servers: vLLM's OpenAI-compatible server (CPU build) serving the
 real SmolLM2-135M-Instruct, llama-cpp-python's server (whose echoed log-probs are read one position
 late, and must be refused), Python's own http.server as a server that is not an API, a gateway in
-front of vLLM that answers "busy" (429, 5xx) as a rate limiter or proxy does, and a port with
-nothing on it. The model servers are session fixtures (``tests/servers.py``).
+front of vLLM that answers "busy" (429, 5xx) as a rate limiter or proxy does, vLLM serving the model
+without its chat template (as a base model), and a port with nothing on it. The model servers are
+session fixtures (``tests/servers.py``), but for the one without a template, this module's.
 """
 
 from __future__ import annotations
@@ -19,9 +20,11 @@ from typing import ClassVar
 
 import numpy as np
 import pytest
+import servers
 from servers import API_KEY, MODEL, free_port
 
 from contamcheck.backends import ModelOptions, backend_name, load_model
+from contamcheck.backends.hf import HFModel
 from contamcheck.backends.server import Endpoint, ServerModel, parse_spec, reads_late
 from contamcheck.cli import main
 from contamcheck.errors import InputError, ModelLoadError
@@ -162,6 +165,27 @@ def test_the_key_goes_with_every_request_and_its_absence_is_named(vllm_server, m
     assert main([f"openai:{vllm_server}", "sample", "-n", "20", "--quick"]) == 3
     err = capsys.readouterr().err
     assert "HTTP 401" in err and "The key in VLLM_API_KEY was refused" in err
+
+
+@pytest.fixture(scope="module")
+def base_vllm_server(tmp_path_factory):
+    """vLLM on SmolLM2 with its chat template taken away, as a base model is served."""
+    yield from servers.vllm_server(tmp_path_factory, base_model=True)
+
+
+@pytest.mark.slow
+def test_a_server_without_a_chat_template_gets_raw_text_as_in_process(base_vllm_server):
+    """vLLM refuses a chat request for a model without a template (HTTP 400); the guided test's
+    prompts then go as raw text, as in-process generation does for such a model."""
+    served = load_model(f"openai:{base_vllm_server}")
+    local = load_model(MODEL, ModelOptions(device="cpu", threads=2))
+    assert isinstance(local, HFModel)
+    local.tokenizer.chat_template = None  # the tokenizer the server was given
+    prompts, budgets = ["Say hi.", "Name a colour:"], [6, 6]
+    chat = served.generate(prompts, budgets, chat=True)
+    assert isinstance(served, ServerModel) and not served._chat  # asked once, told, not asked again
+    assert chat == local.generate(prompts, budgets, chat=True) == local.generate(prompts, budgets)
+    assert served.generate(prompts, budgets, chat=True) == chat
 
 
 @pytest.mark.slow
