@@ -122,7 +122,9 @@ def test_canonical_order_is_skipped_without_a_published_order_or_enough_question
     assert "published order" in test.plan(load_benchmark(str(SAMPLE), ordered=False))
     small = tmp_path / "small.txt"
     small.write_text("\n".join(f"Question number {i} asks about {i + 2} apples today." for i in range(8)))
-    assert "too few questions" in test.plan(load_benchmark(str(small)))
+    said = test.plan(load_benchmark(str(small)))
+    assert isinstance(said, str) and said.startswith("too few questions: the benchmark's 8 fill 1 shard of")
+    assert "5 needed (a shard takes up to 8 questions" in said
 
 
 def test_one_sided_t_and_the_detectable_effect():

@@ -124,9 +124,12 @@ class CanonicalOrder(Test):
             shards.append(Shard(len(shards), tuple(group), self._orderings(len(shards), len(group))))
             start += len(group)
         if len(shards) < MIN_SHARDS:
+            shard_word = "shard" if len(shards) == 1 else "shards"
             return (
-                f"too few questions for {MIN_SHARDS} shards of at least {MIN_ITEMS_PER_SHARD} consecutive "
-                f"questions ({len(items)} in the benchmark)"
+                f"too few questions: the benchmark's {len(items)} fill {len(shards)} {shard_word} of "
+                f"consecutive questions, {MIN_SHARDS} needed (a shard takes up to {MAX_ITEMS_PER_SHARD} "
+                f"questions or about {self.settings.shard_chars:,} characters, and at least "
+                f"{MIN_ITEMS_PER_SHARD})"
             )
         return shards
 
