@@ -199,6 +199,27 @@ def test_more_order_shards_than_the_benchmark_holds_are_said(capsys):
     assert "--order-shards asked" not in json.loads(out)["tests"][0]["note"]
 
 
+def test_no_testable_question_gives_the_fix_that_would_help(capsys, tmp_path):
+    short = write(
+        tmp_path,
+        "short.jsonl",
+        "".join(json.dumps({"question": f"Add {10 + i} and {20 + i}."}) + "\n" for i in range(30)),
+    )
+    wordy = "Write a function that returns the words of a given sentence in reverse order"
+    plain = write(
+        tmp_path,
+        "plain.jsonl",
+        "".join(json.dumps({"question": f"{wordy}, case {c}."}) + "\n" for c in "abcdefghij"),
+    )
+    args = ["--tests", "min-k", "--json", "--no-cache"]
+    _, out, _ = run(capsys, "fake:clean", short, *args)
+    said = json.loads(out)["tests"][0]["skip_reason"]
+    assert "at least 8 words" in said and "--control" not in said  # a control file would not help
+    _, out, _ = run(capsys, "fake:clean", plain, *args)
+    said = json.loads(out)["tests"][0]["skip_reason"]
+    assert "no number to change" in said and "pass --control with questions" in said
+
+
 def test_a_control_file_error_names_the_control_file_and_its_own_option(capsys, tmp_path):
     (tmp_path / "late.jsonl").write_text(
         '{"foo": "A question written late, long enough to test.", "bar": 1}\n'

@@ -19,7 +19,9 @@ from .twins import NumberPool, is_python_source, make_twins
 __all__ = [
     "CONTROLS_AT_LEAST",
     "DUPLICATE",
+    "NO_TWIN",
     "NUMBER",
+    "TOO_SHORT",
     "Controls",
     "NumberPool",
     "Split",

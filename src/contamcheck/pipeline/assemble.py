@@ -8,7 +8,8 @@ from importlib import metadata
 from .. import __version__
 from ..backends.packaged import PACKAGED
 from ..benchmarks import Benchmark
-from ..controls import CONTROLS_AT_LEAST, Controls
+from ..controls import CONTROLS_AT_LEAST, NO_TWIN, TOO_SHORT, Controls
+from ..controls.split import MIN_WORDS
 from ..evidence.engine import EngineStats, EvidenceEngine
 from ..report.advice import more_questions_caveat
 from ..report.model import ControlInfo, EvidenceUse, ReferenceInfo, TestResult
@@ -37,8 +38,17 @@ def control_info(controls: Controls, control_benchmark: Benchmark | None) -> Con
 
 
 def no_items_reason(controls: Controls) -> str:
+    """Why no question could be tested, and the fix that would help: a control file stands in for
+    twins, not for words a question lacks."""
     reasons = "; ".join(f"{count} {reason}" for reason, count in controls.set_aside.items())
-    hint = " Pass --control with questions the model can't have seen." if controls.paired else ""
+    hint = ""
+    if controls.paired and NO_TWIN in controls.set_aside:
+        hint += " A control file needs no numbers: pass --control with questions the model can't have seen."
+    if TOO_SHORT in controls.set_aside:
+        hint += (
+            f" Every test needs questions of at least {MIN_WORDS} words (the first part is the prompt "
+            "or the context, the rest what is compared); shorter ones can't be tested, with any control."
+        )
     return f"no testable question ({reasons}).{hint}"
 
 
