@@ -178,6 +178,14 @@ def test_input_errors_exit_2_with_one_line(capsys, args, message):
     assert out == ""
 
 
+@pytest.mark.parametrize("args", [[], ["cache"]])
+def test_a_bare_command_prints_its_usage_not_an_error(capsys, args):
+    code, out, err = run(capsys, *args)
+    assert code == 2 and out == ""
+    assert err.startswith("Usage: contamcheck") and "error" not in err.splitlines()[0]
+    assert "Exit codes:" in err or "Commands:" in err
+
+
 def test_test_and_benchmark_names_take_any_case(capsys):
     code, out, err = run(
         capsys, "fake:clean", "SAMPLE", "-n", "5", "--tests", "MIN-K, Zlib", "--json", "--no-cache"

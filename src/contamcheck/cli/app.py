@@ -215,7 +215,7 @@ def cli() -> None:
     (optionally gzipped), or hf:dataset[:config]:split:field.
 
     Exit codes: 0 no evidence found (or below --fail-on), 1 --fail-on reached, 2 bad input,
-    3 runtime failure, 4 inconclusive, 130 interrupted.
+    3 runtime failure, 4 inconclusive, 130 interrupted (Ctrl-C), 143 stopped (SIGTERM).
     """
 
 
@@ -231,7 +231,9 @@ def audit_command(model: str, benchmark: str, **options: Any) -> int:
 @cli.command("run")
 @click.argument("model_arg", metavar="[MODEL]", required=False)
 @click.argument("benchmark_arg", metavar="[BENCHMARK]", required=False)
-@click.option("--model", "-m", "model_opt", help="Hub id, local folder, .gguf file or pkg:NAME.")
+@click.option(
+    "--model", "-m", "model_opt", help="Hub id, local folder, .gguf file, pkg:NAME or openai:URL[#NAME]."
+)
 @click.option("--benchmark", "-b", "benchmark_opt", help="Built-in name, file, or hf: spec.")
 @audit_options
 def run_command(
@@ -401,6 +403,9 @@ def main(argv: list[str] | None = None) -> int:
         result = cli.main(args=args, prog_name="contamcheck", standalone_mode=False)
     except click.exceptions.Exit as exc:
         return int(exc.exit_code)
+    except click.exceptions.NoArgsIsHelpError as exc:  # `contamcheck`, `contamcheck cache`: usage, no error
+        click.echo(exc.format_message(), err=True)
+        return 2
     except click.ClickException as exc:
         _error(exc.format_message())
         return 2
