@@ -149,6 +149,11 @@ class AuditConfig:
         for ok, message in checks:
             if not ok:
                 raise InputError(message)
+        if self.control_field is not None and self.control is None:
+            raise InputError(
+                "--control-field names a column of the control file, and no control file was given: "
+                "pass --control FILE too (or drop --control-field)."
+            )
         if self.tests is not None:
             # every test's name is lower case; MIN-K and " zlib" mean the same tests
             self.tests = [name.strip().lower() for name in self.tests if name.strip()]

@@ -168,6 +168,7 @@ def write(tmp_path: Path, name: str, text: str) -> str:
         (["fake:clean", "sample", "--reference", "/no/such/ref"], "--reference: Model path"),
         (["fake:clean", "sample", "--reference", "fake:clean"], "is the model under audit"),
         (["fake:clean", "sample", "--reference", " "], "--reference is empty"),
+        (["fake:clean", "sample", "--control-field", "q"], "pass --control FILE too"),
     ],
 )
 def test_input_errors_exit_2_with_one_line(capsys, args, message):

@@ -424,3 +424,23 @@ def test_a_model_that_fails_to_load_shows_its_stage_as_failed(client, tmp_path):
         f'<span class="label">loading {html.escape(str(reference))}</span><span class="count">failed</span>'
         in page
     )
+
+
+def test_a_control_file_with_its_own_column_is_uploaded_with_the_form(client):
+    rows = [
+        {"prob": f"A farmer plants {n} rows of {n + 3} beans each. How many beans are planted in all?"}
+        for n in range(11, 41)
+    ]
+    upload = "".join(json.dumps(row) + "\n" for row in rows).encode()
+    files = {"control_file": ("late.jsonl", upload, "application/json")}
+    refused = submit(client, files=files, limit="10", tests=["min-k"])
+    assert refused.status_code == 400 and "Pass --control-field with one of: prob" in html.unescape(
+        refused.text
+    )
+    assert 'id="control_field"' in refused.text  # the field the message names is on the form
+    job_id = start_job(client, files=files, limit="10", tests=["min-k"], control_field="prob")
+    assert wait_for(client, job_id)["status"] == "done"
+    report = client.get(f"/jobs/{job_id}/report.json").json()
+    assert report["control"]["kind"] == "file" and report["control"]["n_controls"] == 20
+    again = client.get(f"/?again={job_id}").text
+    assert 'name="control_field" type="text" value="prob"' in again and 'id="uploaded-again"' in again

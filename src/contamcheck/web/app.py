@@ -394,7 +394,7 @@ def prepare(
                 load_benchmark(benchmark, config.field, ordered=config.ordered)
         if control is not None:
             with named_as_uploaded(control, control_label):
-                load_benchmark(control, None, role="control")
+                load_benchmark(control, config.control_field, role="control")
     except BaseException:
         for name in saved:
             store.remove_upload(name)

@@ -43,6 +43,7 @@ class FormValues:
     # files the audit being changed uploaded: a form can't hold a file, so they must be chosen again
     uploaded: list[str] = dataclasses.field(default_factory=list)
     field: str = ""
+    control_field: str = ""
     reference: str = "auto"
     tests: list[str] = dataclasses.field(default_factory=TESTS.names)
     limit: str = str(DEFAULT_LIMIT)
@@ -66,6 +67,7 @@ class FormValues:
             benchmark=text("benchmark", "sample"),
             benchmark_path=text("benchmark_path"),
             field=text("field"),
+            control_field=text("control_field"),
             reference=text("reference") or "auto",
             tests=tests,
             limit=text("limit"),
@@ -95,6 +97,7 @@ class FormValues:
             benchmark=config.benchmark if builtin else "sample",
             benchmark_path="" if builtin or benchmark_label != config.benchmark else config.benchmark,
             field=config.field or "",
+            control_field=config.control_field or "",
             reference=config.reference,
             tests=list(config.tests) if config.tests else TESTS.names(),
             limit=str(config.limit),
@@ -152,6 +155,7 @@ def build_config(
         limit=_int(values.limit, "Questions (-n/--limit)", DEFAULT_LIMIT),
         seed=_int(values.seed, "Seed (--seed)", 0),
         control=control_spec,
+        control_field=values.control_field or None,
         reference=values.reference or "auto",
         tests=None if set(chosen) == set(all_tests) else chosen,  # all ticked: the CLI's default
         quick=values.quick,
