@@ -91,9 +91,9 @@ def test_audits_wait_in_line_and_run_one_at_a_time(client):
     second = start_job(client, model=SLOW, limit="20", seed="1")
     wait_for(client, first, ("running",))
     waiting = status(client, second)
-    assert waiting["status"] == "queued" and waiting["queue_position"] == 1
+    assert waiting["status"] == "queued" and waiting["queue_position"] == 1 and waiting["ahead"] == 1
     page = client.get(f"/jobs/{second}").text
-    assert "Waiting in line" in page
+    assert "Waiting in line: 1 audit before this one, the running one included." in page
     done_first, done_second = wait_for(client, first), wait_for(client, second)
     assert done_first["status"] == done_second["status"] == "done"
     assert done_first["finished_at"] <= done_second["started_at"]

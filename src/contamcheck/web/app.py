@@ -237,7 +237,7 @@ def create_app(
             "job.html.j2",
             job=record,
             config=record.audit_config(),
-            position=runner.queue_position(record.id),
+            ahead=runner.ahead(record.id),
             cancelling=runner.cancelling(record.id),
         )
 
@@ -426,6 +426,7 @@ def job_status(record: JobRecord, runner: JobRunner) -> dict[str, Any]:
         "started_at": record.started_at,
         "finished_at": record.finished_at,
         "queue_position": runner.queue_position(record.id),
+        "ahead": runner.ahead(record.id),
         "cancelling": runner.cancelling(record.id),
         "stages": [stage.model_dump() for stage in record.stages],
         "verdict": (

@@ -331,6 +331,14 @@ class JobRunner:
         with self._condition:
             return self._queue.index(job_id) + 1 if job_id in self._queue else None
 
+    def ahead(self, job_id: str) -> int | None:
+        """The audits that will run before a waiting job: those waiting before it and the one
+        running; None when it is not waiting."""
+        with self._condition:
+            if job_id not in self._queue:
+                return None
+            return self._queue.index(job_id) + (self._current is not None)
+
     @property
     def current(self) -> str | None:
         return self._current

@@ -30,8 +30,8 @@
     const state = document.getElementById("state");
     if (state) {
       if (status.status === "queued") {
-        const ahead = (status.queue_position || 1) - 1;
-        state.textContent = "Waiting in line: " + ahead + " other audit" + (ahead === 1 ? "" : "s") + " before this one.";
+        const ahead = status.ahead || 0;
+        state.textContent = "Waiting in line: " + ahead + " audit" + (ahead === 1 ? "" : "s") + " before this one, the running one included.";
       } else if (status.cancelling) {
         state.textContent = "Cancelling: stops after the current batch.";
       } else {
