@@ -164,12 +164,13 @@ QUESTIONS = [
 
 
 def test_uploads_over_the_limit_are_refused(open_client, data_dir):
-    client = open_client(max_upload_bytes=2000)
+    client = open_client(max_upload_bytes=int(0.002 * 2**20))  # as `serve --max-upload-mb 0.002` sets it
+    assert "up to 0.002 MB." in client.get("/").text  # as set, not 0.00199986
     big = jsonl(*QUESTIONS * 3)
-    assert len(big) > 2000
+    assert len(big) > 2097
     response = submit(client, files={"benchmark_file": ("big.jsonl", big, "application/json")})
     assert response.status_code == 413
-    assert "limit" in response.text
+    assert "is larger than the limit of 0.002 MB." in response.text
     assert client.get("/api/jobs").json() == []
     assert not any((data_dir / "uploads").iterdir())  # nothing kept
 

@@ -49,6 +49,7 @@ from .forms import (
     build_config,
     check_model,
     check_upload,
+    megabytes,
 )
 from .jobs import AuditFunction, JobRecord, JobRunner, JobStore
 from .security import CSRF_FIELD, CSRF_HEADER, STALE_TOKEN, BodyTooLarge, CsrfToken, LocalOnly
@@ -127,7 +128,7 @@ def create_app(
             tests=[TESTS.get(name) for name in TESTS.names()],
             model_suggestions=DEFAULT_MODEL_SUGGESTIONS,
             upload_suffixes=",".join(UPLOAD_SUFFIXES),
-            max_upload_mb=max_upload_bytes / 2**20,
+            max_upload_mb=megabytes(max_upload_bytes),
         )
 
     # matplotlib's pyplot (the report's figures) is not thread-safe: render one report at a time.
@@ -341,7 +342,7 @@ async def _read_upload(form: FormData, name: str, max_bytes: int) -> Upload | No
         return None
     data = await value.read(max_bytes + 1)
     if len(data) > max_bytes:
-        raise UploadTooLarge(f"{value.filename!r} is larger than the limit of {max_bytes / 2**20:g} MB.")
+        raise UploadTooLarge(f"{value.filename!r} is larger than the limit of {megabytes(max_bytes)} MB.")
     return Upload(value.filename, data)
 
 

@@ -129,7 +129,7 @@ def check_upload(upload: Upload, what: str, max_bytes: int) -> tuple[str, str]:
             f"{what}: {name!r} is not a question file; upload a {', '.join(UPLOAD_SUFFIXES)} file."
         )
     if len(upload.data) > max_bytes:
-        raise InputError(f"{what}: {name!r} is larger than the limit of {max_bytes / 2**20:g} MB.")
+        raise InputError(f"{what}: {name!r} is larger than the limit of {megabytes(max_bytes)} MB.")
     if not upload.data.strip():
         raise InputError(f"{what}: {name!r} is empty.")
     stem = re.sub(r"[^A-Za-z0-9._-]+", "_", name[: -len(suffix)]).strip("._-")[:80] or "upload"
@@ -167,6 +167,12 @@ def build_config(
         ordered=not values.no_order,
         trust_remote_code=False,  # never from the browser: a repository's code would run here
     )
+
+
+def megabytes(size: int) -> str:
+    """A byte count as the MB a person set: 0.01, 50, 1,234 (not 0.00999928, nor 1.23e+03)."""
+    mb = size / 2**20
+    return f"{mb:,.0f}" if mb >= 100 else f"{mb:.3g}"
 
 
 def _int(text: str, label: str, default: int) -> int:
