@@ -149,6 +149,11 @@ class AuditConfig:
         for ok, message in checks:
             if not ok:
                 raise InputError(message)
+        if self.cache is not None and self.no_cache:
+            raise InputError(
+                "--cache and --no-cache contradict each other: give --cache DIR to keep the evidence "
+                "there, or --no-cache to keep it in memory only."
+            )
         if self.control_field is not None and self.control is None:
             raise InputError(
                 "--control-field names a column of the control file, and no control file was given: "

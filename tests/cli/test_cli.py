@@ -169,6 +169,7 @@ def write(tmp_path: Path, name: str, text: str) -> str:
         (["fake:clean", "sample", "--reference", "fake:clean"], "is the model under audit"),
         (["fake:clean", "sample", "--reference", " "], "--reference is empty"),
         (["fake:clean", "sample", "--control-field", "q"], "pass --control FILE too"),
+        (["fake:clean", "sample", "--cache", "c", "--no-cache"], "--cache and --no-cache contradict"),
     ],
 )
 def test_input_errors_exit_2_with_one_line(capsys, args, message):
