@@ -98,3 +98,18 @@ def test_without_a_reference_the_spread_test_does_not_run(tiny_setup, capsys):
         if test["kind"] == "bulk" and test["null"] is not None:
             assert test["null"]["spread_p_value"] is None
             assert test["p_value"] == test["null"]["tail_p_value"]
+
+
+def test_more_threads_than_cores_run_as_many_as_cores_and_say_so(tiny_setup, capsys):
+    from contamcheck.backends import default_threads
+
+    asked = default_threads() + 1000
+    args = [str(tiny_setup.clean), str(tiny_setup.benchmark), "--tests", "min-k", "--reference", "none"]
+    main([*args, "--json", "--threads", str(asked)])
+    report = json.loads(capsys.readouterr().out)
+    assert report["run"]["threads"] == default_threads()
+    said = f"--threads {asked} is more than the {default_threads()} CPU cores this process may use"
+    assert any(warning.startswith(said) for warning in report["warnings"])
+    main([*args, "--json", "--threads", "1"])
+    report = json.loads(capsys.readouterr().out)
+    assert report["run"]["threads"] == 1 and not any("--threads" in w for w in report["warnings"])

@@ -17,7 +17,6 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 
 from .. import __version__, memory
-from ..backends import default_threads
 from ..benchmarks import Benchmark, load_benchmark
 from ..config import AuditConfig
 from ..controls import Controls, build_controls
@@ -246,6 +245,7 @@ def _audit(config: AuditConfig, progress: ProgressCallback | None, store: Eviden
         items=[*items.values(), *control_records.values()],
         caveats=assemble.caveats(results, reference_info, controls, config.model),
         warnings=assemble.warnings(target_engine, reference_engine)
+        + assemble.threads_warning(config, target.backend)
         + (store.notes if isinstance(store, EvidenceCache) else []),
         versions=assemble.versions(),
         run=RunInfo(
@@ -253,7 +253,7 @@ def _audit(config: AuditConfig, progress: ProgressCallback | None, store: Eviden
             finished_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
             duration_s=round(time.perf_counter() - started, 3),
             host=platform.node(),
-            threads=config.threads or default_threads(),
+            threads=config.threads_used,
             peak_memory_mb=assemble.peak_memory_mb(),
             returns_freed_memory=memory.returning_freed_memory(),
             models_loaded=models_loaded,

@@ -8,6 +8,7 @@ from importlib import metadata
 from .. import __version__
 from ..backends.packaged import PACKAGED
 from ..benchmarks import Benchmark
+from ..config import AuditConfig
 from ..controls import CONTROLS_AT_LEAST, NO_TWIN, TOO_SHORT, Controls
 from ..controls.split import MIN_WORDS
 from ..evidence.engine import EngineStats, EvidenceEngine
@@ -61,6 +62,16 @@ def warnings(*engines: EvidenceEngine | None) -> list[str]:
                 "only their beginning was scored."
             )
     return out
+
+
+def threads_warning(config: AuditConfig, backend: str) -> list[str]:
+    """--threads above the cores this process may use ran with as many threads as cores."""
+    if backend != "hf" or not config.threads or config.threads <= config.threads_used:
+        return []
+    return [
+        f"--threads {config.threads} is more than the {config.threads_used} CPU cores this process may "
+        f"use; {config.threads_used} threads ran (more threads than cores slow torch down)."
+    ]
 
 
 def offline_reference(tested: str = "") -> str:
