@@ -123,6 +123,43 @@ def test_a_resumed_audit_counts_only_the_batches_left_and_batches_as_an_uninterr
     assert (engine.stats.from_store, engine.stats.computed) == (3, 3)
 
 
+class ChangingStore(MemoryStore):
+    """A store another process changes between the engine's first read and its batch's read."""
+
+    def __init__(self, change) -> None:
+        super().__init__()
+        self.reads = 0
+        self.change = change
+
+    def get_many(self, namespace, keys):
+        self.reads += 1
+        if self.reads == 2:  # the first batch's own read
+            self.change(self)
+        return super().get_many(namespace, keys)
+
+
+def test_the_counts_add_up_when_the_cache_is_cleared_during_the_audit():
+    texts = ["a", "bb"]
+    store = ChangingStore(lambda s: s._data.clear())  # `contamcheck cache clear` meanwhile
+    store.put_many("m", {ScoreRequest("a").key: FakeModel().score(["a"])[0]})
+    engine = EvidenceEngine(CountingModel, "m", store, 2)
+    engine.compute([ScoreRequest(t) for t in texts], "model")
+    assert (engine.stats.requested, engine.stats.from_store, engine.stats.computed) == (2, 0, 2)
+
+
+def test_a_batch_another_process_filled_meanwhile_is_read_not_computed():
+    texts = ["a", "bb"]
+
+    def fill(store: MemoryStore) -> None:
+        store.put_many("m", {ScoreRequest(t).key: FakeModel().score([t])[0] for t in texts})
+
+    store = ChangingStore(fill)
+    store.put_many("m", {ScoreRequest("a").key: FakeModel().score(["a"])[0]})
+    engine = EvidenceEngine(lambda: pytest.fail("a model was loaded"), "m", store, 2)
+    engine.compute([ScoreRequest(t) for t in texts], "model")
+    assert (engine.stats.requested, engine.stats.from_store, engine.stats.computed) == (2, 2, 0)
+
+
 def test_batch_plan_does_not_depend_on_arrival_order():
     requests = [ScoreRequest(t) for t in ["bb", "a", "ccc", "dd"]]
     assert plan_batches(requests, 2) == plan_batches(list(reversed(requests)), 2)

@@ -93,19 +93,22 @@ class EvidenceEngine:
             # uninterrupted one would (a batch's padding can move a score's last bits); progress
             # counts only the batches that still hold work
             cached = self.store.get_many(self.namespace, [r.key for r in asked])
-            values.update(cached)
-            self.stats.from_store += len(cached)
-            batch_plan = [
-                batch for batch in plan_batches(asked, size) if any(r.key not in cached for r in batch)
-            ]
-            total = sum(len(batch) for batch in batch_plan)
+            working: list[list[Request]] = []
+            for batch in plan_batches(asked, size):
+                if all(r.key in cached for r in batch):  # the store holds it whole: read, not computed
+                    values.update({r.key: cached[r.key] for r in batch})
+                    self.stats.from_store += len(batch)
+                else:
+                    working.append(batch)
+            total = sum(len(batch) for batch in working)
             done = 0
             if total:
                 self.progress(f"{label}: {_verb(kind)}", 0, total)
-            for batch in batch_plan:
+            for batch in working:
                 keys = [r.key for r in batch]
-                found = self.store.get_many(self.namespace, keys)  # another process may have added some
-                self.stats.from_store += len(found.keys() - cached.keys())
+                # read again: another process may have added some since, or the cache been cleared
+                found = self.store.get_many(self.namespace, keys)
+                self.stats.from_store += len(found)
                 if len(found) < len(keys):
                     computed = self._compute_batch(batch, self._ticks(f"{label}: {_verb(kind)}", done, total))
                     self.stats.computed += len(keys) - len(found)
