@@ -298,3 +298,10 @@ def test_pages_load_nothing_from_elsewhere(client):
         response = client.get(f"/static/{asset}")
         assert response.status_code == 200 and response.headers["content-type"].startswith(kind)
         assert "http://" not in response.text and "https://" not in response.text
+
+
+@pytest.mark.parametrize("mb", ["0.01", "0.002", "1", "12.345", "150.5", "1234.5", "0.00001", "25"])
+def test_an_upload_limit_is_shown_as_it_was_set(mb):
+    from contamcheck.web.forms import megabytes
+
+    assert megabytes(int(float(mb) * 2**20)) == mb

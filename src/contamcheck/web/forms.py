@@ -148,6 +148,12 @@ def build_config(
         TESTS.get(name)  # an unknown name fails here, with a suggestion
     if not chosen:
         raise InputError("Tests (--tests): tick at least one test.")
+    if values.control_field and control_spec is None:
+        raise InputError(
+            "Control question column (--control-field) names a column of the control file, and "
+            "none was chosen: choose the control file (again, when changing an earlier audit), "
+            "or clear the column."
+        )
     return AuditConfig(
         model=values.model,
         benchmark=benchmark_spec,
@@ -170,9 +176,14 @@ def build_config(
 
 
 def megabytes(size: int) -> str:
-    """A byte count as the MB a person set: 0.01, 50, 1,234 (not 0.00999928, nor 1.23e+03)."""
-    mb = size / 2**20
-    return f"{mb:,.0f}" if mb >= 100 else f"{mb:.3g}"
+    """A byte count as the MB a person set (``--max-upload-mb``): the shortest decimal that gives
+    the same bytes, so 0.01 and 12.345, not 0.00999928; never in exponent form."""
+    text = ""
+    for digits in range(1, 18):
+        text = f"{size / 2**20:.{digits}g}"
+        if int(float(text) * 2**20) == size:
+            break
+    return f"{float(text):f}".rstrip("0").rstrip(".") if "e" in text else text
 
 
 def _int(text: str, label: str, default: int) -> int:

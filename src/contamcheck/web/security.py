@@ -27,6 +27,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from ..errors import InputError
+from .forms import megabytes
 
 LOOPBACK_NAMES = frozenset({"localhost", "127.0.0.1", "::1"})
 UNSAFE_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
@@ -136,7 +137,7 @@ class BodyTooLarge(Exception):
     """A request body went over the server's limit (answered 413)."""
 
     def __init__(self, limit: int) -> None:
-        super().__init__(f"The request is larger than the server's limit of {limit / 2**20:.0f} MB.")
+        super().__init__(f"The request is larger than the server's limit of {megabytes(limit)} MB.")
         self.limit = limit
 
 
