@@ -423,3 +423,21 @@ def test_low_memory_changes_no_result():
     assert returned == [True, False, True]
     strip = lambda report: {k: v for k, v in json.loads(report).items() if k != "run"}  # noqa: E731
     assert strip(default.stdout) == strip(plain.stdout) == strip(asked.stdout)
+
+
+def test_plain_progress_lines_for_a_step_that_fails_at_once():
+    import io
+
+    from rich.console import Console
+
+    from contamcheck.cli.progress import ProgressBars
+    from contamcheck.evidence.engine import FAILED
+
+    stream = io.StringIO()
+    lines = ProgressBars(Console(file=stream), "lines")
+    lines("loading a", 0, FAILED)  # its first report: no "-1 to do"
+    lines("loading b", 0, 0)
+    lines("loading b", 0, FAILED)
+    assert re.fullmatch(
+        r"loading a: failed \(0 s\)\nloading b …\nloading b: failed \(0 s\)\n", stream.getvalue()
+    )

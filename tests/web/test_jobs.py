@@ -6,7 +6,7 @@ import csv
 import html
 import io
 import json
-import time
+import threading
 from pathlib import Path
 
 import pytest
@@ -123,16 +123,19 @@ def test_cancel_stops_a_running_audit_and_running_it_again_resumes(client):
 def test_cancel_is_heard_during_the_analysis(client, monkeypatch):
     """The statistics of a large audit take a while after the model's work; a cancel is heard
     between tests, not only between batches of model work."""
-    slow_test = pipeline.run_per_text
+    first_test = pipeline.run_per_text
+    inside, cancelled_now = threading.Event(), threading.Event()
 
-    def run_per_text(*args, **kwargs):
-        time.sleep(1.0)
-        return slow_test(*args, **kwargs)
+    def run_per_text(*args, **kwargs):  # the first test's statistics wait until the cancel is in
+        inside.set()
+        assert cancelled_now.wait(30)
+        return first_test(*args, **kwargs)
 
     monkeypatch.setattr(pipeline, "run_per_text", run_per_text)
     job_id = start_job(client, limit="20", tests=["min-k", "zlib"])
-    wait_until(lambda: any(s["label"] == "analysis: testing" for s in status(client, job_id)["stages"]))
+    assert inside.wait(60)
     assert post_form(client, f"/jobs/{job_id}/cancel").status_code == 303
+    cancelled_now.set()
     cancelled = wait_for(client, job_id)
     assert cancelled["status"] == "cancelled" and "run it again to resume" in cancelled["message"]
     analysis = next(s for s in cancelled["stages"] if s["label"] == "analysis: testing")
@@ -444,3 +447,6 @@ def test_a_control_file_with_its_own_column_is_uploaded_with_the_form(client):
     assert report["control"]["kind"] == "file" and report["control"]["n_controls"] == 20
     again = client.get(f"/?again={job_id}").text
     assert 'name="control_field" type="text" value="prob"' in again and 'id="uploaded-again"' in again
+    without_file = submit(client, limit="10", tests=["min-k"], control_field="prob")  # not chosen again
+    assert without_file.status_code == 400
+    assert "choose the control file (again, when changing an earlier audit)" in without_file.text

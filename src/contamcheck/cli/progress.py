@@ -80,7 +80,8 @@ class ProgressBars:
         now = time.monotonic()
         if label not in self._lines:
             self._lines[label] = (now, 0)
-            self._write(f"{label}: {total} to do" if total else f"{label} …")
+            if total != FAILED:
+                self._write(f"{label}: {total} to do" if total else f"{label} …")
         started, said = self._lines[label]
         if total == FAILED:
             self._lines[label] = (started, 4)

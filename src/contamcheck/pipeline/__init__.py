@@ -56,6 +56,11 @@ def audit(
 ) -> Report:
     """Audit ``config.model`` on ``config.benchmark`` and return the report (no printing).
 
+    ``progress(label, done, total)`` hears each step: loading a model (total 0 until it is loaded;
+    -1, ``contamcheck.evidence.engine.FAILED``, when it could not load), scoring and generating
+    (texts), then the analysis (tests). An exception it raises stops the audit; what was computed
+    stays in the cache.
+
     A cache it opens itself it also closes, so its file is whole on disk when the call returns (a
     store passed in stays open: it is the caller's)."""
     if store is not None:

@@ -68,7 +68,7 @@ class ModelHandle:
             self.progress(label, 0, 0)
             try:
                 self._model = load_model(self.spec, self.options, self.description)
-            except ContamcheckError:
+            except Exception:  # out of memory moving it to the device too; Ctrl-C is said by the CLI
                 self.progress(label, 0, FAILED)  # the line started must end; the error says why
                 raise
             self.progress(label, 1, 1)

@@ -60,7 +60,8 @@ def now(timespec: str = "seconds") -> str:
 
 
 class Stage(BaseModel):
-    """One progress bar: a label from the pipeline's progress callback, done of total (0: unknown)."""
+    """One progress bar: a label from the pipeline's progress callback, done of total (0: unknown;
+    -1, ``evidence.engine.FAILED``: the step failed, e.g. a model that could not load)."""
 
     label: str
     done: int = 0
@@ -383,7 +384,10 @@ class JobRunner:
 
         def progress(label: str, done: int, total: int) -> None:
             self.store.progress(job_id, label, done, total)
-            if job_id in self._cancelled:
+            # a step just finished is kept: the next one's first report stops the audit, and the
+            # analysis's last one lets the report through (it is done; stopping would lose it)
+            finished = total > 0 and done >= total
+            if job_id in self._cancelled and not finished:
                 raise _JobStopped("cancelled")
             if self._stopping:
                 raise _JobStopped("shutdown")

@@ -33,7 +33,7 @@
         const ahead = status.ahead || 0;
         state.textContent = "Waiting in line: " + ahead + " audit" + (ahead === 1 ? "" : "s") + " before this one, the running one included.";
       } else if (status.cancelling) {
-        state.textContent = "Cancelling: stops after the current batch.";
+        state.textContent = "Cancelling: stops after the current batch, or in the analysis the current test.";
       } else {
         state.textContent = "Running.";
       }
