@@ -151,6 +151,14 @@ def test_a_cache_path_that_is_a_file_says_where_the_name_came_from(tmp_path, mon
     assert afile.read_text() == "not a folder"
 
 
+def test_a_cache_given_with_cache_that_cant_be_made_suggests_no_cache_instead(tmp_path, capsys):
+    afile = tmp_path / "afile"
+    afile.write_text("not a folder")
+    assert main(["fake:clean", "sample", "--cache", str(afile / "inside")]) == 2  # can't be made
+    err = capsys.readouterr().err
+    assert err.rstrip().endswith("Pass --cache with another folder, or --no-cache instead of --cache."), err
+
+
 def test_a_misuse_is_raised_and_the_cache_kept(tmp_path):
     """Only damage sets the file aside: a closed connection is a bug, not a reason to drop the cache."""
     cache = EvidenceCache(tmp_path)

@@ -69,8 +69,10 @@ def cache_remedy(folder: str | Path | None, audit: bool = True) -> str:
     """What to do about a cache folder that can't be used, by where its name came from."""
     if folder is None and os.environ.get("CONTAMCHECK_CACHE"):
         where = "Fix or unset CONTAMCHECK_CACHE, which names it, or pass --cache DIR"
+    elif folder is not None:  # --cache was given: --no-cache goes instead of it, not beside it
+        return "Pass --cache with another folder" + (", or --no-cache instead of --cache." if audit else ".")
     else:
-        where = "Pass --cache DIR (another folder)" if folder is not None else "Pass --cache DIR"
+        where = "Pass --cache DIR"
     return where + (" or --no-cache." if audit else ".")
 
 

@@ -47,8 +47,9 @@ def no_items_reason(controls: Controls) -> str:
         hint += " A control file needs no numbers: pass --control with questions the model can't have seen."
     if TOO_SHORT in controls.set_aside:
         hint += (
-            f" Every test needs questions of at least {MIN_WORDS} words (the first part is the prompt "
-            "or the context, the rest what is compared); shorter ones can't be tested, with any control."
+            f" Each test of single questions needs at least {MIN_WORDS} words to one (the first part is "
+            "the prompt or the context, the rest what is compared); shorter ones can't be tested, with "
+            "any control."
         )
     return f"no testable question ({reasons}).{hint}"
 

@@ -146,7 +146,8 @@ class TestResult(_Model):
         default=None,
         description="random draws behind the p-value: sign flips or label permutations for a "
         "paired or unpaired test; for a bulk test the simulated never-seen samples of its tail "
-        "count, or the spread test's swaps where that alone gives the p-value",
+        "count, or the spread test's swaps where that alone gives the p-value; none for "
+        "canonical-order (a t-test over shards; its reorderings per shard are in settings)",
     )
     mean_difference: float | None = None
     median_difference: float | None = None
