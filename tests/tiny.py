@@ -95,3 +95,13 @@ def trained_model_folder(
     model.save_pretrained(folder)
     tokenizer.save_pretrained(folder)
     return folder
+
+
+def broken_model_folder(folder: Path) -> Path:
+    """A model folder that passes the checks made before loading (config, tokenizer and weight files
+    are there) and fails to load: the tokenizer and the weights are not what their names say."""
+    folder.mkdir()
+    (folder / "config.json").write_text('{"model_type": "llama"}')
+    (folder / "tokenizer.json").write_text("{}")
+    (folder / "model.safetensors").write_bytes(b"\0" * 64)
+    return folder

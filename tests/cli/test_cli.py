@@ -10,6 +10,7 @@ from importlib import resources
 from pathlib import Path
 
 import pytest
+from tiny import broken_model_folder
 
 from contamcheck import pipeline
 from contamcheck.cli import main
@@ -110,11 +111,7 @@ def test_progress_off_a_terminal_is_plain_lines_and_quiet_has_none(capsys, tmp_p
 
 
 def test_a_model_that_fails_to_load_ends_its_progress_line(capsys, tmp_path):
-    reference = tmp_path / "broken"
-    reference.mkdir()
-    (reference / "config.json").write_text('{"model_type": "llama"}')
-    (reference / "tokenizer.json").write_text("{}")  # passes the checks before loading, not loading
-    (reference / "model.safetensors").write_bytes(b"\0" * 64)
+    reference = broken_model_folder(tmp_path / "broken")
     code, _, err = run(capsys, "fake:clean", "sample", *FAST, "--no-cache", "--reference", str(reference))
     lines = err.splitlines()
     assert code == 3 and f"loading {reference} …" in lines

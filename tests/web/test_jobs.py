@@ -10,6 +10,7 @@ import threading
 from pathlib import Path
 
 import pytest
+from tiny import broken_model_folder
 from webhelpers import (
     CHEATER,
     SAMPLE,
@@ -412,11 +413,7 @@ def test_an_audit_that_outlasts_the_stop_is_marked_interrupted_before_the_server
 
 
 def test_a_model_that_fails_to_load_shows_its_stage_as_failed(client, tmp_path):
-    reference = tmp_path / "broken"
-    reference.mkdir()
-    (reference / "config.json").write_text('{"model_type": "llama"}')
-    (reference / "tokenizer.json").write_text("{}")  # passes the checks before loading, not loading
-    (reference / "model.safetensors").write_bytes(b"\0" * 64)
+    reference = broken_model_folder(tmp_path / "broken")
     job_id = start_job(client, reference=str(reference))
     finished = wait_for(client, job_id)
     assert finished["status"] == "failed" and "Can't load model" in finished["message"]
