@@ -28,6 +28,7 @@ from .store import EvidenceStore, Value
 # could not load, the audit going on without it or ending with the reason)
 ProgressCallback = Callable[[str, int, int], None]
 FAILED = -1
+ANALYSIS = "analysis: testing"  # the step after the models' work: the tests' statistics, one by one
 Tick = Callable[[int], None]  # requests of the current batch finished so far
 
 

@@ -23,7 +23,7 @@ from ..controls import Controls, build_controls
 from ..errors import InputError
 from ..evidence import Evidence, EvidenceEngine, EvidenceStore, MemoryStore, Request, ScoreRequest
 from ..evidence.cache import NULLS_DIR, EvidenceCache
-from ..evidence.engine import ProgressCallback
+from ..evidence.engine import ANALYSIS, ProgressCallback
 from ..methods import TESTS, MethodSettings, PerTextTest, Test, create_test
 from ..methods.canonical_order import CanonicalOrder, Shard
 from ..methods.guided import Guided
@@ -137,7 +137,7 @@ def _audit(config: AuditConfig, progress: ProgressCallback | None, store: Eviden
     for done, test in enumerate(tests):
         # a step of its own (a large benchmark's permutations take a while), and a point where a
         # web UI audit's cancel is heard
-        progress("analysis: testing", done, len(tests))
+        progress(ANALYSIS, done, len(tests))
         seed = config.seed + zlib.crc32(test.name.encode())
         if isinstance(test, CanonicalOrder):
             shards = shard_plans[test.name]
@@ -188,7 +188,7 @@ def _audit(config: AuditConfig, progress: ProgressCallback | None, store: Eviden
                 )
             )
 
-    progress("analysis: testing", len(tests), len(tests))
+    progress(ANALYSIS, len(tests), len(tests))
     judgement = judge(results, config.alpha)
     for result in results:
         result.p_adjusted = judgement.p_adjusted.get(result.name)

@@ -30,6 +30,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ..config import AuditConfig
 from ..errors import ContamcheckError
+from ..evidence.engine import ANALYSIS
 from ..report.io import write_atomic
 
 if TYPE_CHECKING:
@@ -384,9 +385,9 @@ class JobRunner:
 
         def progress(label: str, done: int, total: int) -> None:
             self.store.progress(job_id, label, done, total)
-            # a step just finished is kept: the next one's first report stops the audit, and the
-            # analysis's last one lets the report through (it is done; stopping would lose it)
-            finished = total > 0 and done >= total
+            # the analysis's last report lets the report through: it is done, and stopping there
+            # would throw a finished audit away
+            finished = label == ANALYSIS and done >= total
             if job_id in self._cancelled and not finished:
                 raise _JobStopped("cancelled")
             if self._stopping:
