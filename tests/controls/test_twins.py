@@ -479,3 +479,25 @@ def test_round_numbers_stay_round_and_clock_times_stay_valid():
         assert hours.endswith("0") and len(hours) == 2
         price = next(w for w in words if w.startswith("$")).rstrip(",")
         assert price.endswith("0") and len(price) == len("$4.50")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "A subscription started on 31 January 2025 and renews every 30 days. When is the renewal?",
+        "If 1 March 2023 was a Wednesday, what day of the week was 25 March 2023?",
+        "On March 5, 2024 she paid $12. On Dec. 31 she paid 7 more dollars than before.",
+    ],
+)
+def test_a_day_of_the_month_stays_a_day_every_month_has(text: str) -> None:
+    """Was "31 January 2025" -> "86 January 1925": a day drawn as any two-digit number."""
+    pool = NumberPool([text, "Buy 86 pens for 47 dollars and 99 more in 1925 and 2031."])
+    day = re.compile(r"\b(\d{1,2})(?= (?:January|March)\b)|(?<=March )(\d{1,2})\b|(?<=Dec\. )(\d{1,2})\b")
+    for seed in range(20):
+        for twin in make_twins(text, pool, seed, 3):
+            days = [int(a or b or c) for a, b, c in day.findall(twin)]
+            originals = [int(a or b or c) for a, b, c in day.findall(text)]
+            assert len(days) == len(originals) and all(1 <= d <= 28 for d in days), twin
+            assert [len(str(d)) for d in days] == [len(str(d)) for d in originals], twin  # its shape too
+            years = re.findall(r"\b(?:19|20)\d\d\b", twin)
+            assert len(years) == len(re.findall(r"\b(?:19|20)\d\d\b", text)), twin  # a year stays a year

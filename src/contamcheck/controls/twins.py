@@ -6,7 +6,8 @@ memorised it prefers the numbers it saw. What makes a twin fair:
 * replacements come from the numbers the benchmark itself uses, drawn as often as they occur
   there, so they are as "natural" as the originals (random numbers read worse);
 * they keep the original's shape: same count of integer digits, same decimals, thousands
-  separators where the original has them, years stay years;
+  separators where the original has them, years stay years, a day beside a month's name stays a
+  day every month has;
 * the mapping is coherent: one number in a question always becomes the same replacement, and two
   different numbers never become the same one, so the question keeps its structure (doctest
   inputs and expected outputs change alike);
@@ -20,6 +21,7 @@ from __future__ import annotations
 import ast
 import hashlib
 import random
+import re
 from bisect import bisect_left
 from collections import Counter
 from collections.abc import Iterable
@@ -112,6 +114,30 @@ def _digits(count: int, rng: random.Random, first_min: int) -> str:
     return str(rng.randint(first_min, 9)) + middle + str(rng.randint(1, 9))
 
 
+MONTHS = (
+    "January|February|March|April|May|June|July|August|September|October|November|December"
+    "|Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec"
+)
+_MONTH_AFTER = re.compile(rf"\s+(?:{MONTHS})\b\.?")
+_MONTH_BEFORE = re.compile(rf"\b(?:{MONTHS})\.?\s+$")
+
+
+def is_day_of_month(text: str, start: int, end: int) -> bool:
+    """A number written with a month's name beside it ("31 January", "March 5"): its twin must
+    stay a day every month has (1 to 28), or "86 January" reads as no date at all."""
+    literal = text[start:end]
+    if not (literal.isdigit() and len(literal) <= 2 and 1 <= int(literal) <= 31):  # "March 2023": a year
+        return False
+    return bool(_MONTH_AFTER.match(text, end) or _MONTH_BEFORE.search(text[max(0, start - 16) : start]))
+
+
+def _draw_day(shape: NumberShape, exclude: set[Decimal], rng: random.Random) -> Decimal | None:
+    """A day of the month with as many digits as the original: 1-9, or 10-28."""
+    days = range(1, 10) if shape.integer_digits == 1 else range(10, 29)
+    free = [Decimal(day) for day in days if Decimal(day) not in exclude]
+    return rng.choice(free) if free else None
+
+
 def is_python_source(text: str) -> bool:
     """Multi-line text that parses as Python: its twin must parse too."""
     if "\n" not in text.strip():
@@ -137,17 +163,19 @@ def make_twin(text: str, pool: NumberPool, rng: random.Random) -> str | None:
         value, shape = normalise(match.group(0)), NumberShape.of(match.group(0))
         if value not in draw_shapes or shape.decimals < draw_shapes[value].decimals:
             draw_shapes[value] = shape
+    days = {normalise(m.group(0)) for m in matches if is_day_of_month(text, m.start(), m.end())}
     mapping: dict[str, Decimal] = {}
     used = set(originals)  # never map onto a number the question has, or onto another replacement
     for match in matches:
         value = normalise(match.group(0))
         if value not in mapping:
             shape = draw_shapes[value]
-            replacement = pool.draw(shape, used, rng)
+            draw = _draw_day if value in days and not shape.decimals else pool.draw
+            replacement = draw(shape, used, rng)
             if replacement is None:  # no free number of this shape: reuse the question's own, still injective
-                replacement = pool.draw(shape, {Decimal(value), *mapping.values()}, rng)
+                replacement = draw(shape, {Decimal(value), *mapping.values()}, rng)
             if replacement is None:  # not even that (a question using all of 2 to 9): allow repeats
-                replacement = pool.draw(shape, {Decimal(value)}, rng)
+                replacement = draw(shape, {Decimal(value)}, rng)
             if replacement is None:
                 return None
             mapping[value] = replacement
