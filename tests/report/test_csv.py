@@ -213,3 +213,14 @@ def test_a_skipped_test_keeps_its_columns_empty(tmp_path: Path):
     assert all(row["min-k_score"] != "" for row in parsed)
     assert [row["id"] for row in parsed] == [item.id for item in report.items]
     assert parsed[0]["id"] == "0"  # no ids in the file: the 0-based row number
+
+
+def test_a_tail_within_chance_gives_no_question_a_probability():
+    """A clean model's one outlier fitted as a tail of one read "P(memorised) 1.00" while its test
+    passed (tail count p = 0.29): a probability under a tail that chance explains says nothing."""
+    report = quick_audit("fake:clean", "sample", limit=40, tests=["min-k"])
+    (test,) = report.tests
+    assert test.null is not None and test.null.tail_p_value is not None
+    assert test.null.components == 2 and test.null.tail_p_value >= 0.05  # the case, as it was met
+    given = [item.tests["min-k"].p_memorised for item in report.items if "min-k" in item.tests]
+    assert len(given) == 40 and all(p is None for p in given)

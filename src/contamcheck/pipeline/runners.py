@@ -39,7 +39,7 @@ from ..stats.bulk import (
 )
 from ..stats.flags import FlagOutcome
 from ..stats.spread import SpreadOutcome, spread_test, with_spread
-from ..stats.verdict import MINORITY_WHY, minority_remedy
+from ..stats.verdict import MINORITY_WHY, WARN_LEVEL, minority_remedy
 
 BULK_SIMULATIONS = 2000
 BULK_NULL = (
@@ -252,7 +252,10 @@ def _bulk_result(
     outcome = bulk_tail_test(originals, BULK_SIMULATIONS, tables=tables)
     # A null holding a minority of the questions can't be told from a mis-fit: no flags, no count.
     withheld = minority(outcome.fit)
-    memorised = None if withheld else memorised_probability(originals, outcome.fit)
+    # A question's probability of being the tail's means something only where the tail is more than
+    # a chance bump: a clean model's one outlier fitted as a tail of one read "P(memorised) 1.00".
+    beyond_chance = outcome.p_value is not None and outcome.p_value < WARN_LEVEL
+    memorised = memorised_probability(originals, outcome.fit) if beyond_chance and not withheld else None
     for index, (item_id, flagged) in enumerate(zip(used_ids, outcome.flags, strict=True)):
         entry = items[item_id].tests[name]
         entry.flagged = None if withheld else bool(flagged)
@@ -291,11 +294,12 @@ def _bulk_result(
         result.p_value, result.min_attainable_p = with_spread(
             outcome.p_value, outcome.min_attainable_p, spread
         )
+    beyond = outcome.tail_share_low
     tail = (
-        f"beyond it, at least {outcome.tail_share_low:.0%} of the questions (95% lower bound)"
-        if outcome.tail_share_low > 0
-        else "no tail beyond it that chance does not explain"
-    )
+        f"beyond it, at least {beyond:.0%}" if beyond >= 0.01 else f"beyond it, at least {beyond:.1%}"
+    ) + " of the questions (95% lower bound)"
+    if beyond <= 0:
+        tail = "no tail beyond it that chance does not explain"
     result.note = (
         f"The never-seen bulk holds {outcome.fit.bulk_share:.0%} of the questions; {tail}. "
         f"Familiarity with this kind of text: originals score {np.median(preference):+.3g} above their "

@@ -202,9 +202,10 @@ class ItemTestResult(_Model):
     flagged: bool | None = None
     p_memorised: Share | None = Field(
         default=None,
-        description="bulk tests where a tail was found: how likely the question is the tail's under "
-        "the fitted mixture (one less its local false discovery rate); a flag needs at least 0.8 "
-        "and a score above the bulk's 95th percentile",
+        description="bulk tests where a tail was found and the tail count is beyond chance (its own "
+        "p < 0.05): how likely the question is the tail's under the fitted mixture (one less its "
+        "local false discovery rate); a flag needs at least 0.8 and a score above the bulk's 95th "
+        "percentile",
     )
     generated: str | None = None
     twin_generated: str | None = None
