@@ -18,3 +18,19 @@ def test_a_raw_p_under_005_shows_the_adjusted_one_the_verdict_reads(twin_report:
 def test_otherwise_the_line_shows_one_p(twin_report: Report) -> None:
     assert _with_p(twin_report, 0.31, 1.0).endswith("(p = 0.31)")  # no one reads 0.31 as significant
     assert _with_p(twin_report, 1e-5, 5e-5).endswith("(p < 0.001)")  # the same as printed
+
+
+def test_canonical_order_says_prefers_only_where_it_went_beyond_chance() -> None:
+    """A passing canonical-order read "prefers the published order" from the sign of its mean alone."""
+    from contamcheck.report.model import TestResult
+
+    base = TestResult(
+        name="canonical-order", title="", kind="aggregate", calibrated=True, calibration="", measures="",
+        null_hypothesis="", caveat="", citation="", status="pass", n=10, statistic_name="one-sided t",
+        statistic=0.34, p_value=0.37, p_adjusted=1.0, mean_difference=0.2,
+    )  # fmt: skip
+    assert "no preference for the published order beyond chance over 10 shards" in line_of(base)
+    failed = base.model_copy(update={"status": "fail", "p_value": 1e-5, "p_adjusted": 1e-4})
+    assert "canonical-order: prefers the published order over 10 shards" in line_of(failed)
+    below = base.model_copy(update={"mean_difference": -0.2, "statistic": -0.38})
+    assert "does not prefer the published order" in line_of(below)

@@ -69,12 +69,15 @@ def test_line(result: TestResult) -> str:
     if result.status == "skipped":
         return f"{result.name}: skipped — {result.skip_reason}"
     if result.kind == "aggregate":
-        direction = "prefers" if (result.mean_difference or 0) > 0 else "does not prefer"
+        # a finding only where the test went beyond chance; a lean a passing test shows is not one
+        if result.status in ("fail", "warn"):
+            direction = "prefers the published order"
+        elif (result.mean_difference or 0) > 0:
+            direction = "no preference for the published order beyond chance"
+        else:
+            direction = "does not prefer the published order"
         statistic = f"{result.statistic_name or 'statistic'} = {result.statistic or 0:.2f}"
-        return (
-            f"{result.name}: {direction} the published order over {result.n} shards "
-            f"({statistic}, {p_text(result)})"
-        )
+        return f"{result.name}: {direction} over {result.n} shards ({statistic}, {p_text(result)})"
     rate = result.flag_rate or 0.0
     null = result.null
     if result.count_withheld and null is not None and null.spread_correlation is not None:
