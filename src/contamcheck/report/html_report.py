@@ -275,11 +275,21 @@ def _facts(result: TestResult) -> tuple[list[tuple[str, str]], list[tuple[str, s
     if result.kind != "aggregate":
         numbers.append(("Flag threshold", format_number(result.threshold)))
         against_controls = result.kind == "unpaired" or result.auroc_vs_controls is not None
-        median_label = "Median above controls" if against_controls else "Median difference"
+        if against_controls:
+            median_label = "Median above controls"
+        elif null is not None:  # a bulk test flags on the score itself; this is familiarity
+            median_label = "Median above twin"
+        else:
+            median_label = "Median difference from twin"
         numbers.append((median_label, format_number(result.median_difference)))
         if result.auroc_vs_controls is not None:
             numbers.append(("Beats a control (50% by chance)", format_percent(result.auroc_vs_controls)))
-        if result.permutations:
+        if result.permutations and null is not None and not result.count_withheld:
+            # the tail count's p comes from never-seen samples simulated as many times, read beyond
+            # them from a law fitted to them (so it can fall below 1 / (draws + 1)); a withheld
+            # count's p is the spread test's, from as many swaps of question and twin
+            numbers.append(("Simulated never-seen samples", f"{result.permutations:,}"))
+        elif result.permutations:
             numbers.append(("Permutations", f"{result.permutations:,}"))
     if result.n_unscored:
         lines.append(("Not scored", f"{result.n_unscored}: {result.unscored_reason or 'no score'}"))
