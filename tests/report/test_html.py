@@ -73,6 +73,15 @@ def test_verdict_index_and_sections_in_order(twin_report):
     assert f"{twin_report.index.value:.2f}" in html
     for component in twin_report.index.components:
         assert f'href="#test-{component.test}"' in html
+    assert "Strength is read off each test's status" in html  # the column says what it holds
+
+
+def test_an_inconclusive_report_shows_no_index_table(twin_report):
+    """ "n/a" above a table of weights that "count" read as a contradiction."""
+    verdict = twin_report.verdict.model_copy(update={"code": "inconclusive", "label": "Inconclusive"})
+    index = twin_report.index.model_copy(update={"band": "n/a", "value": None})
+    html = to_html(twin_report.model_copy(update={"verdict": verdict, "index": index}))
+    assert "<th>Counts?</th>" not in html and "Strength is read off" not in html
 
 
 def test_each_test_has_its_section_and_each_test_that_ran_a_figure(twin_report, control_report):
