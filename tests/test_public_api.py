@@ -83,3 +83,41 @@ def test_too_long_refuses_a_lone_surrogate_instead_of_raising():
     from contamcheck.config import too_long
 
     assert not too_long("\ud800x") and too_long("\ud800" * 100)
+
+
+@pytest.mark.parametrize(
+    ("given", "said"),
+    [
+        ({"seed": 1.5}, "--seed must be a whole number (got 1.5, of type float)"),
+        ({"limit": "20"}, "-n/--limit must be a whole number (got '20', of type str)"),
+        ({"limit": True}, "-n/--limit must be a whole number (got True, of type bool)"),
+        ({"permutations": 1000.5}, "--permutations must be a whole number or None"),
+        ({"k": "0.2"}, "-k must be a number"),
+        ({"alpha": None}, "--alpha must be a number"),
+        ({"tests": "min-k"}, "--tests must be a list of test names"),
+        ({"tests": ["zlib", None]}, "--tests must be a list of test names"),
+        ({"quick": "no"}, "--quick must be True or False"),
+        ({"ordered": "false"}, "--no-order (ordered) must be True or False"),
+        ({"model": 5}, "MODEL must be text"),
+        ({"reference": None}, "--reference must be text"),
+    ],
+)
+def test_a_library_caller_s_wrong_type_is_an_input_error_before_any_work(given, said):
+    """Was a TypeError or AttributeError from inside, for some (seed=1.5) after all the model's work."""
+    with pytest.raises(InputError) as caught:
+        contamcheck.AuditConfig(**{"model": "fake:clean", "benchmark": "sample", **given})
+    assert said in str(caught.value) and caught.value.exit_code == 2
+
+
+def test_paths_and_tuples_are_taken_and_a_config_cannot_be_changed_unchecked(tmp_path):
+    from dataclasses import FrozenInstanceError, replace
+    from pathlib import Path
+
+    config = contamcheck.AuditConfig(
+        model="fake:clean", benchmark=Path("sample"), cache=tmp_path, tests=("MIN-K", "zlib")
+    )
+    assert (config.benchmark, config.cache, config.tests) == ("sample", str(tmp_path), ["min-k", "zlib"])
+    with pytest.raises(FrozenInstanceError):
+        config.alpha = 5.0  # type: ignore[misc]  # was accepted, and the audit ran with it
+    with pytest.raises(InputError, match="--alpha must be between 0 and 1"):
+        replace(config, alpha=5.0)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, get_args
@@ -39,7 +40,25 @@ def too_long(value: str) -> bool:
     return size(value) >= 4096 or any(size(part) > 255 for part in value.split("/"))
 
 
-@dataclass
+# what each field must hold, checked before its value (a library caller has no type checker to
+# stop ``limit="20"`` or ``seed=1.5``, which failed deep inside, some only after the model's work)
+TEXT_FIELDS = ("model", "benchmark", "field", "control", "control_field", "reference", "cache")
+PATH_FIELDS = ("model", "benchmark", "control", "reference", "cache")  # a pathlib.Path is its text
+WHOLE_FIELDS = ("limit", "seed", "twins", "order_shards", "order_permutations")
+OPTIONAL_WHOLE_FIELDS = ("permutations", "batch_size", "threads")
+NUMBER_FIELDS = ("k", "alpha")
+SWITCH_FIELDS = ("quick", "trust_remote_code", "ordered", "no_cache")
+
+
+def option_name(field: str) -> str:
+    """The command line's name for a field, as the errors say it."""
+    special = {"model": "MODEL", "benchmark": "BENCHMARK", "limit": "-n/--limit", "k": "-k"}
+    return special.get(
+        field, "--no-order (ordered)" if field == "ordered" else "--" + field.replace("_", "-")
+    )
+
+
+@dataclass(frozen=True)
 class AuditConfig:
     """An audit of MODEL on BENCHMARK.
 
@@ -59,7 +78,7 @@ class AuditConfig:
     control: str | None = None
     control_field: str | None = None
     reference: str = "auto"
-    tests: list[str] | None = None
+    tests: Sequence[str] | None = None  # kept as a list of lower-case names
     quick: bool = False
     k: float = DEFAULT_K
     alpha: float = DEFAULT_ALPHA
@@ -78,6 +97,7 @@ class AuditConfig:
     order_permutations: int = DEFAULT_ORDER_PERMUTATIONS  # and reorderings per shard
 
     def __post_init__(self) -> None:
+        self._check_types()
         checks: list[tuple[bool, str]] = [
             (
                 bool(self.model and self.model.strip()),
@@ -128,9 +148,10 @@ class AuditConfig:
                 "(Oren et al. used 250 per shard, on GPUs).",
             ),
         ]
-        self.reference = self.reference.strip()
-        if self.reference.lower() in ("auto", "none"):
-            self.reference = self.reference.lower()
+        reference = self.reference.strip()
+        object.__setattr__(
+            self, "reference", reference.lower() if reference.lower() in ("auto", "none") else reference
+        )
         empty_reference = "--reference is empty: pass auto, none, or a model (Hub id, folder, .gguf)."
         checks.append((bool(self.reference), empty_reference))
         names = {
@@ -160,9 +181,41 @@ class AuditConfig:
             )
         if self.tests is not None:
             # every test's name is lower case; MIN-K and " zlib" mean the same tests
-            self.tests = [name.strip().lower() for name in self.tests if name.strip()]
+            object.__setattr__(self, "tests", [name.strip().lower() for name in self.tests if name.strip()])
             if not self.tests:
                 raise InputError("--tests is empty: name at least one test (see `contamcheck benchmarks`).")
+
+    def _check_types(self) -> None:
+        def wrong(field: str, wanted: str) -> InputError:
+            value = getattr(self, field)
+            return InputError(
+                f"{option_name(field)} must be {wanted} (got {value!r}, of type {type(value).__name__})."
+            )
+
+        for field in PATH_FIELDS:
+            if isinstance(getattr(self, field), os.PathLike):
+                object.__setattr__(self, field, os.fspath(getattr(self, field)))
+        for field in TEXT_FIELDS:
+            value = getattr(self, field)
+            if not (
+                isinstance(value, str) or (value is None and field not in ("model", "benchmark", "reference"))
+            ):
+                raise wrong(field, "text")
+        for field in (*WHOLE_FIELDS, *OPTIONAL_WHOLE_FIELDS):
+            value = getattr(self, field)
+            optional = field in OPTIONAL_WHOLE_FIELDS and value is None
+            if not optional and (not isinstance(value, int) or isinstance(value, bool)):
+                raise wrong(field, "a whole number" + (" or None" if field in OPTIONAL_WHOLE_FIELDS else ""))
+        for field in NUMBER_FIELDS:
+            value = getattr(self, field)
+            if not isinstance(value, int | float) or isinstance(value, bool):
+                raise wrong(field, "a number")
+        for field in SWITCH_FIELDS:
+            if not isinstance(getattr(self, field), bool):
+                raise wrong(field, "True or False")
+        tests = self.tests
+        if tests is not None and (isinstance(tests, str) or not all(isinstance(t, str) for t in tests)):
+            raise wrong("tests", 'a list of test names, e.g. ["min-k", "zlib"]')
 
     @property
     def threads_used(self) -> int:
