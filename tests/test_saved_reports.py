@@ -158,3 +158,10 @@ def test_an_exit_code_that_does_not_follow_the_verdict_is_refused(
     data["verdict"]["exit_code"] = 1 if code == "likely" else 0  # as the audit wrote it
     path.write_text(json.dumps(data), encoding="utf-8")
     assert main(["report", str(path), "-q"]) == data["verdict"]["exit_code"]
+
+
+def test_a_folder_is_said_to_be_a_folder(tmp_path):
+    from contamcheck import ReportUnreadable
+
+    with pytest.raises(ReportUnreadable, match=r"is a folder; pass the report's \.json file in it"):
+        read_report(tmp_path)  # was "does not exist", of a folder that does

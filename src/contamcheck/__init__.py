@@ -16,13 +16,15 @@ __all__ = [
     "InputError",
     "ModelLoadError",
     "Report",
+    "ReportUnreadable",
+    "RuntimeFailure",
     "__version__",
     "audit",
 ]
 
 if TYPE_CHECKING:
     from .config import AuditConfig
-    from .errors import ContamcheckError, InputError, ModelLoadError
+    from .errors import ContamcheckError, InputError, ModelLoadError, ReportUnreadable, RuntimeFailure
     from .pipeline import audit
     from .report.model import Report
 
@@ -32,6 +34,8 @@ _LAZY = {
     "ContamcheckError": ("contamcheck.errors", "ContamcheckError"),
     "InputError": ("contamcheck.errors", "InputError"),
     "ModelLoadError": ("contamcheck.errors", "ModelLoadError"),
+    "ReportUnreadable": ("contamcheck.errors", "ReportUnreadable"),
+    "RuntimeFailure": ("contamcheck.errors", "RuntimeFailure"),
     "Report": ("contamcheck.report.model", "Report"),
 }
 

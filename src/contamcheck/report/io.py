@@ -87,6 +87,7 @@ _UMASK = _read_umask()  # once, at import: os.umask is process-wide, so never fr
 
 
 def to_json(report: Report) -> str:
+    """The report as the JSON the CLI's ``--json`` and ``--output`` write (``read_report`` reads it)."""
     return report.model_dump_json(indent=2) + "\n"
 
 
@@ -104,6 +105,8 @@ def _minor(version: str) -> int:
 def read_report(path: str | Path) -> Report:
     """Load a saved JSON report, with clear errors for anything that isn't one."""
     source = Path(path).expanduser()
+    if source.is_dir():
+        raise ReportUnreadable(f"{str(path)!r} is a folder; pass the report's .json file in it.")
     if not source.is_file():
         raise ReportUnreadable(f"Report file {str(path)!r} does not exist.")
     try:

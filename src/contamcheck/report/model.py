@@ -309,6 +309,10 @@ class RunInfo(_Model):
 
 
 class Report(_Model):
+    """One audit's result: what was audited, each test's result, the verdict and evidence index,
+    each question's scores, caveats and how it ran. Saved as JSON (``to_json``), read back with
+    ``read_report``, which refuses one another version or an edit made inconsistent."""
+
     schema_version: str = SCHEMA_VERSION
     tool: str
     version: str
