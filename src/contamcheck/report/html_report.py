@@ -384,8 +384,15 @@ def familiar_questions(report: Report, count: int = FAMILIAR_COUNT) -> tuple[lis
         return (len(flagged_by(item, True)), len(flagged_by(item, False)), mean_percentile)
 
     rows = sorted(range(len(benchmark)), key=key, reverse=True)[:count]
+    uncalibrated = {t.name for t in tests if not t.calibrated}
     chosen = [
-        _familiar(report, rank, benchmark[row], tests, flagged_by(benchmark[row], False))
+        _familiar(
+            report,
+            rank,
+            benchmark[row],
+            tests,
+            [f"{n} (uncalibrated)" if n in uncalibrated else n for n in flagged_by(benchmark[row], False)],
+        )
         for rank, row in enumerate(rows, start=1)
     ]
     any_flagged = any(flagged_by(item, False) for item in benchmark)
@@ -417,6 +424,8 @@ def _familiar(
             label, against = "general", entry.general_score
         elif test.kind == "unpaired":
             label, against = "controls' threshold", test.threshold
+        elif test.kind == "bulk":  # flagged on its own score against the bulk, not against its twin
+            label, against = "bulk's threshold", test.threshold
         else:
             several = len(entry.twin_scores) > 1
             label, against = ("twins (mean)" if several else "twin"), entry.twin_score
@@ -426,7 +435,11 @@ def _familiar(
                 score=format_number(entry.score),
                 against_label=label,
                 against=format_number(against),
-                difference=format_number(entry.diff),
+                difference=format_number(
+                    entry.score - test.threshold
+                    if test.kind == "bulk" and entry.score is not None and test.threshold is not None
+                    else entry.diff
+                ),
                 flagged=entry.flagged,
                 memorised=_probability(entry.p_memorised),
                 withheld=test.count_withheld and entry.score is not None,
