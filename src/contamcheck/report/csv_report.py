@@ -8,7 +8,8 @@ Columns, in order:
 * per per-item test, in report order: ``<test>_score``, ``<test>_twin_score`` (twin mode only),
   ``<test>_twin2_score`` … (several twins), ``<test>_diff``, ``<test>_flagged``; the likelihood
   tests judged against the bulk (min-k, min-k++, zlib with twins) add ``<test>_p_memorised``, how
-  likely the question is the tail's under the fitted mixture (empty where no tail was found, or
+  likely the question is the tail's under the fitted mixture (empty where no tail was found or its
+  count is within chance, or
   where the question was not scored: ``<test>_flagged`` empty too; where the fitted null held under
   40% of the questions, ``<test>_flagged`` is empty for every question and the scores stay);
   ``completion`` adds ``completion_generated`` after its own columns;
