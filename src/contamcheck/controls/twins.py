@@ -132,8 +132,9 @@ def is_day_of_month(text: str, start: int, end: int) -> bool:
 
 
 def _draw_day(shape: NumberShape, exclude: set[Decimal], rng: random.Random) -> Decimal | None:
-    """A day of the month with as many digits as the original: 1-9, or 10-28."""
-    days = range(1, 10) if shape.integer_digits == 1 else range(10, 29)
+    """A day of the month with as many digits as the original: 2-9 (1 is never changed, so a twin
+    could meet a 1 it already has), or 10-28."""
+    days = range(2, 10) if shape.integer_digits == 1 else range(10, 29)
     free = [Decimal(day) for day in days if Decimal(day) not in exclude]
     return rng.choice(free) if free else None
 
