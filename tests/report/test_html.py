@@ -76,6 +76,19 @@ def test_verdict_index_and_sections_in_order(twin_report):
     assert "Strength is read off each test's status" in html  # the column says what it holds
 
 
+def test_each_median_tile_says_what_it_is_the_median_of(twin_report):
+    from contamcheck.report.html_report import _facts
+
+    labels = {
+        result.name: [label for label, _ in _facts(result)[0] if label.startswith("Median")]
+        for result in twin_report.tests
+    }
+    assert labels["guided"] == ["Median guided − general"]  # it read "Median difference from twin"
+    assert labels["min-k"] == ["Median above twin"] and labels["completion"] == [
+        "Median difference from twin"
+    ]
+
+
 def test_an_inconclusive_report_shows_no_index_table(twin_report):
     """ "n/a" above a table of weights that "count" read as a contradiction."""
     verdict = twin_report.verdict.model_copy(update={"code": "inconclusive", "label": "Inconclusive"})

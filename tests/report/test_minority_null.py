@@ -119,7 +119,11 @@ def test_a_quiet_audit_with_a_test_that_could_not_judge_is_inconclusive(tmp_path
     assert report.verdict.code == "inconclusive" and report.verdict.exit_code == 4
     assert "min-k could not judge" in report.verdict.explanation
     assert report.index.value is None and "inconclusive" in report.index.explanation
-    assert "withheld" in to_html(report)  # its scores still rank the most familiar questions
+    html = to_html(report)
+    assert "withheld" in html  # its scores still rank the most familiar questions
+    # a withheld test has no threshold: its rows compare with the twin, not with "bulk's threshold –"
+    rows = html.split('id="familiar"')[-1]
+    assert "bulk&#39;s threshold</span> –" not in rows and "bulk's threshold</span> –" not in rows
 
 
 def test_a_withheld_test_survives_the_json_round_trip(with_reference: Report, tmp_path: Path) -> None:

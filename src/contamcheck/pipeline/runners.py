@@ -295,9 +295,8 @@ def _bulk_result(
             outcome.p_value, outcome.min_attainable_p, spread
         )
     beyond = outcome.tail_share_low
-    tail = (
-        f"beyond it, at least {beyond:.0%}" if beyond >= 0.01 else f"beyond it, at least {beyond:.1%}"
-    ) + " of the questions (95% lower bound)"
+    share = f"{beyond:.0%}" if beyond >= 0.01 else f"{100 * beyond:.2g}%"  # 0.4%, 0.04%: never "0%"
+    tail = f"beyond it, at least {share} of the questions (95% lower bound)"
     if beyond <= 0:
         tail = "no tail beyond it that chance does not explain"
     result.note = (

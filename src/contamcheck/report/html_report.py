@@ -277,6 +277,8 @@ def _facts(result: TestResult) -> tuple[list[tuple[str, str]], list[tuple[str, s
         against_controls = result.kind == "unpaired" or result.auroc_vs_controls is not None
         if against_controls:
             median_label = "Median above controls"
+        elif result.kind == "self-paired":
+            median_label = "Median guided − general"
         elif null is not None:  # a bulk test flags on the score itself; this is familiarity
             median_label = "Median above twin"
         else:
@@ -424,7 +426,8 @@ def _familiar(
             label, against = "general", entry.general_score
         elif test.kind == "unpaired":
             label, against = "controls' threshold", test.threshold
-        elif test.kind == "bulk":  # flagged on its own score against the bulk, not against its twin
+        elif test.kind == "bulk" and test.threshold is not None and not test.count_withheld:
+            # flagged on its own score against the bulk, not against its twin
             label, against = "bulk's threshold", test.threshold
         else:
             several = len(entry.twin_scores) > 1
@@ -437,7 +440,7 @@ def _familiar(
                 against=format_number(against),
                 difference=format_number(
                     entry.score - test.threshold
-                    if test.kind == "bulk" and entry.score is not None and test.threshold is not None
+                    if label == "bulk's threshold" and entry.score is not None and test.threshold is not None
                     else entry.diff
                 ),
                 flagged=entry.flagged,
