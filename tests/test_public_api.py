@@ -116,7 +116,16 @@ def test_paths_and_tuples_are_taken_and_a_config_cannot_be_changed_unchecked(tmp
     config = contamcheck.AuditConfig(
         model="fake:clean", benchmark=Path("sample"), cache=tmp_path, tests=("MIN-K", "zlib")
     )
-    assert (config.benchmark, config.cache, config.tests) == ("sample", str(tmp_path), ["min-k", "zlib"])
+    assert (config.benchmark, config.cache, config.tests) == ("sample", str(tmp_path), ("min-k", "zlib"))
+    import numpy as np
+
+    assert contamcheck.AuditConfig(
+        model="fake:clean",
+        benchmark="sample",
+        limit=np.int64(30),
+        k=np.float32(0.25),
+        tests=(t for t in ["zlib"]),
+    ) == contamcheck.AuditConfig(model="fake:clean", benchmark="sample", limit=30, k=0.25, tests=["zlib"])
     with pytest.raises(FrozenInstanceError):
         config.alpha = 5.0  # type: ignore[misc]  # was accepted, and the audit ran with it
     with pytest.raises(InputError, match="--alpha must be between 0 and 1"):

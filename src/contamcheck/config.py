@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import math
+import numbers
 import os
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, get_args
@@ -180,9 +181,11 @@ class AuditConfig:
                 "pass --control FILE too (or drop --control-field)."
             )
         if self.tests is not None:
-            # every test's name is lower case; MIN-K and " zlib" mean the same tests
-            object.__setattr__(self, "tests", [name.strip().lower() for name in self.tests if name.strip()])
-            if not self.tests:
+            # every test's name is lower case; MIN-K and " zlib" mean the same tests. A tuple, so
+            # that a frozen config's tests can't be changed in place either.
+            chosen = tuple(name.strip().lower() for name in self.tests if name.strip())
+            object.__setattr__(self, "tests", chosen)
+            if not chosen:
                 raise InputError("--tests is empty: name at least one test (see `contamcheck benchmarks`).")
 
     def _check_types(self) -> None:
@@ -203,19 +206,25 @@ class AuditConfig:
                 raise wrong(field, "text")
         for field in (*WHOLE_FIELDS, *OPTIONAL_WHOLE_FIELDS):
             value = getattr(self, field)
-            optional = field in OPTIONAL_WHOLE_FIELDS and value is None
-            if not optional and (not isinstance(value, int) or isinstance(value, bool)):
+            if field in OPTIONAL_WHOLE_FIELDS and value is None:
+                continue
+            if not isinstance(value, numbers.Integral) or isinstance(value, bool):
                 raise wrong(field, "a whole number" + (" or None" if field in OPTIONAL_WHOLE_FIELDS else ""))
+            object.__setattr__(self, field, int(value))  # numpy's int64 too, as a plain int
         for field in NUMBER_FIELDS:
             value = getattr(self, field)
-            if not isinstance(value, int | float) or isinstance(value, bool):
+            if not isinstance(value, numbers.Real) or isinstance(value, bool):
                 raise wrong(field, "a number")
+            object.__setattr__(self, field, float(value))
         for field in SWITCH_FIELDS:
             if not isinstance(getattr(self, field), bool):
                 raise wrong(field, "True or False")
-        tests = self.tests
-        if tests is not None and (isinstance(tests, str) or not all(isinstance(t, str) for t in tests)):
-            raise wrong("tests", 'a list of test names, e.g. ["min-k", "zlib"]')
+        if self.tests is not None:
+            if isinstance(self.tests, str) or not isinstance(self.tests, Iterable):
+                raise wrong("tests", 'a list of test names, e.g. ["min-k", "zlib"]')
+            object.__setattr__(self, "tests", tuple(self.tests))  # a generator is read once, here
+            if not all(isinstance(name, str) for name in self.tests):
+                raise wrong("tests", 'a list of test names, e.g. ["min-k", "zlib"]')
 
     @property
     def threads_used(self) -> int:
