@@ -504,3 +504,13 @@ def test_a_day_of_the_month_stays_a_day_every_month_has(text: str) -> None:
             assert [len(str(d)) for d in days] == [len(str(d)) for d in originals], twin  # its shape too
             years = re.findall(r"\b(?:19|20)\d\d\b", twin)
             assert len(years) == len(re.findall(r"\b(?:19|20)\d\d\b", text)), twin  # a year stays a year
+
+
+def test_a_version_without_a_dot_stays() -> None:
+    """Was "In Python 3, ..." -> "In Python 2, ...": another question, not a twin."""
+    text = "In Python 3, what does sum(range(5, 21, 5)) give? Use version 2 of the rules for 14 cases."
+    pool = NumberPool([text, "Take 7 and 9 and 31 and 88 and 12 and 40 and 6 and 8."])
+    for seed in range(10):
+        for twin in make_twins(text, pool, seed, 2):
+            assert twin.startswith("In Python 3, ") and "version 2 of" in twin, twin
+            assert twin != text

@@ -7,7 +7,7 @@ memorised it prefers the numbers it saw. What makes a twin fair:
   there, so they are as "natural" as the originals (random numbers read worse);
 * they keep the original's shape: same count of integer digits, same decimals, thousands
   separators where the original has them, years stay years, a day beside a month's name stays a
-  day every month has;
+  day every month has, and a version without a dot ("Python 3") stays;
 * the mapping is coherent: one number in a question always becomes the same replacement, and two
   different numbers never become the same one, so the question keeps its structure (doctest
   inputs and expected outputs change alike);
@@ -131,6 +131,15 @@ def is_day_of_month(text: str, start: int, end: int) -> bool:
     return bool(_MONTH_AFTER.match(text, end) or _MONTH_BEFORE.search(text[max(0, start - 16) : start]))
 
 
+_VERSION_BEFORE = re.compile(r"\b(?:Python|version|Windows|Java|HTTP|IPv)\s?$", re.IGNORECASE)
+
+
+def is_version(text: str, start: int) -> bool:
+    """A number that names a version without a dot ("Python 3", "version 2", "IPv6"): left alone,
+    as dotted versions are ("In Python 2" asks another question)."""
+    return bool(_VERSION_BEFORE.search(text[max(0, start - 10) : start]))
+
+
 def _draw_day(shape: NumberShape, exclude: set[Decimal], rng: random.Random) -> Decimal | None:
     """A day of the month with as many digits as the original: 2-9 (1 is never changed, so a twin
     could meet a 1 it already has), or 10-28."""
@@ -152,7 +161,9 @@ def is_python_source(text: str) -> bool:
 
 def make_twin(text: str, pool: NumberPool, rng: random.Random) -> str | None:
     """One twin of ``text``, or None when it has no number we may change."""
-    matches = [m for m in NUMBER.finditer(text) if is_changeable(m.group(0))]
+    matches = [
+        m for m in NUMBER.finditer(text) if is_changeable(m.group(0)) and not is_version(text, m.start())
+    ]
     if not matches:
         return None
     originals = {Decimal(m.group(0).replace(",", "")) for m in matches}
