@@ -2,7 +2,8 @@
 
 A number here is an unsigned decimal written with digits: ``16``, ``3.75``, ``12,500``. Digits that
 are part of something else are not numbers we may change: identifiers (``x1``, ``list2``), version
-strings and dotted chains (``3.11.7``), hex or exponent literals (``0x1F``, ``1e5``), digit groups
+strings and dotted chains (``3.11.7``) and a version named without a dot (``Python 3``: ``is_version``,
+which needs the text before it), hex or exponent literals (``0x1F``, ``1e5``), digit groups
 with underscores (``1_000``), ordinals (``3rd``) and numbers with leading zeros (``007``).
 """
 
@@ -56,6 +57,15 @@ class NumberShape:
             integer = f"{int(integer):,}"
             text = integer + ("." + fraction if fraction else "")
         return text
+
+
+_VERSION_BEFORE = re.compile(r"\b(?:Python|version|Windows|Java|HTTP|IPv)\s?$", re.IGNORECASE)
+
+
+def is_version(text: str, start: int) -> bool:
+    """Does the number at ``start`` name a version without a dot ("Python 3", "version 2")? Left
+    alone, as dotted versions are ("In Python 2" asks another question)."""
+    return bool(_VERSION_BEFORE.search(text[max(0, start - 10) : start]))
 
 
 def is_changeable(literal: str) -> bool:

@@ -28,7 +28,7 @@ from collections.abc import Iterable
 from decimal import Decimal
 from itertools import accumulate
 
-from .numbers import NUMBER, NumberShape, is_changeable, normalise
+from .numbers import NUMBER, NumberShape, is_changeable, is_version, normalise
 
 ShapeKey = tuple[int, int, bool, int]  # integer digits, decimals, year-like, trailing zeros
 MAX_ATTEMPTS = 8
@@ -124,20 +124,11 @@ _MONTH_BEFORE = re.compile(rf"\b(?:{MONTHS})\.?\s+$")
 
 def is_day_of_month(text: str, start: int, end: int) -> bool:
     """A number written with a month's name beside it ("31 January", "March 5"): its twin must
-    stay a day every month has (1 to 28), or "86 January" reads as no date at all."""
+    stay a day every month has (2 to 28), or "86 January" reads as no date at all."""
     literal = text[start:end]
     if not (literal.isdigit() and len(literal) <= 2 and 1 <= int(literal) <= 31):  # "March 2023": a year
         return False
     return bool(_MONTH_AFTER.match(text, end) or _MONTH_BEFORE.search(text[max(0, start - 16) : start]))
-
-
-_VERSION_BEFORE = re.compile(r"\b(?:Python|version|Windows|Java|HTTP|IPv)\s?$", re.IGNORECASE)
-
-
-def is_version(text: str, start: int) -> bool:
-    """A number that names a version without a dot ("Python 3", "version 2", "IPv6"): left alone,
-    as dotted versions are ("In Python 2" asks another question)."""
-    return bool(_VERSION_BEFORE.search(text[max(0, start - 10) : start]))
 
 
 def _draw_day(shape: NumberShape, exclude: set[Decimal], rng: random.Random) -> Decimal | None:

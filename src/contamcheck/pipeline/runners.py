@@ -295,10 +295,11 @@ def _bulk_result(
             outcome.p_value, outcome.min_attainable_p, spread
         )
     beyond = outcome.tail_share_low
-    share = f"{beyond:.0%}" if beyond >= 0.01 else f"{100 * beyond:.2g}%"  # 0.4%, 0.04%: never "0%"
-    tail = f"beyond it, at least {share} of the questions (95% lower bound)"
     if beyond <= 0:
         tail = "no tail beyond it that chance does not explain"
+    else:
+        share = f"{beyond:.0%}" if beyond >= 0.01 else f"{100 * beyond:.2g}%"  # 0.4%, 0.04%: never "0%"
+        tail = f"beyond it, at least {share} of the questions (95% lower bound)"
     result.note = (
         f"The never-seen bulk holds {outcome.fit.bulk_share:.0%} of the questions; {tail}. "
         f"Familiarity with this kind of text: originals score {np.median(preference):+.3g} above their "

@@ -422,6 +422,7 @@ def _familiar(
         entry = item.tests.get(test.name)
         if entry is None:
             continue
+        difference = entry.diff
         if test.kind == "self-paired":
             label, against = "general", entry.general_score
         elif test.kind == "unpaired":
@@ -429,6 +430,7 @@ def _familiar(
         elif test.kind == "bulk" and test.threshold is not None and not test.count_withheld:
             # flagged on its own score against the bulk, not against its twin
             label, against = "bulk's threshold", test.threshold
+            difference = None if entry.score is None else entry.score - test.threshold
         else:
             several = len(entry.twin_scores) > 1
             label, against = ("twins (mean)" if several else "twin"), entry.twin_score
@@ -438,11 +440,7 @@ def _familiar(
                 score=format_number(entry.score),
                 against_label=label,
                 against=format_number(against),
-                difference=format_number(
-                    entry.score - test.threshold
-                    if label == "bulk's threshold" and entry.score is not None and test.threshold is not None
-                    else entry.diff
-                ),
+                difference=format_number(difference),
                 flagged=entry.flagged,
                 memorised=_probability(entry.p_memorised),
                 withheld=test.count_withheld and entry.score is not None,
