@@ -14,6 +14,7 @@ import sys
 from collections import Counter
 from decimal import Decimal
 from importlib import resources
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -514,3 +515,12 @@ def test_a_version_without_a_dot_stays() -> None:
         for twin in make_twins(text, pool, seed, 2):
             assert twin.startswith("In Python 3, ") and "version 2 of" in twin, twin
             assert twin != text
+
+
+def test_the_twin_rules_touch_no_humaneval_prompt_and_five_sample_questions() -> None:
+    """METHODS' counts of the questions the two context rules can touch, by its own command."""
+    script = Path(__file__).resolve().parents[2] / "experiments" / "twin_rules.py"
+    out = subprocess.run(
+        [sys.executable, str(script), "humaneval", "sample"], capture_output=True, text=True, check=True
+    ).stdout
+    assert "| humaneval | 164 | 0 | 0 |" in out and "| sample | 120 | 4 | 1 |" in out
