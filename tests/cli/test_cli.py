@@ -133,6 +133,23 @@ def test_unwritable_output_fails_before_any_work(capsys, tmp_path, monkeypatch):
     assert code == 2 and "does not exist" in err
 
 
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["./no-such-model-folder", "sample"],
+        ["pkg:no-such-model", "sample"],
+        ["openai:ftp://host", "sample"],
+        ["fake:clean", "sample", "--reference", "./no-such-reference"],
+        ["fake:clean", "missing.jsonl"],
+        ["fake:clean", "sample", "--control", "gone.jsonl"],
+    ],
+)
+def test_a_mistyped_input_creates_no_cache(capsys, tmp_path, args):
+    code, _, err = run(capsys, *args, "--cache", str(tmp_path / "cache"))
+    assert code == 2 and err.startswith("contamcheck: error:")
+    assert not (tmp_path / "cache").exists()  # was created, empty, before the model was looked at
+
+
 def write(tmp_path: Path, name: str, text: str) -> str:
     path = tmp_path / name
     path.write_text(text)

@@ -67,6 +67,21 @@ def backend_name(spec: str) -> str:
     return "hf"
 
 
+def check_spec(spec: str) -> None:
+    """Fail on a MODEL that can't name a model from what its text and the file system say (a
+    missing path, a folder that isn't a model, a malformed server address), before anything is
+    opened or written; the Hub and servers are asked when the model is described."""
+    name = backend_name(spec)
+    if name == "hf":
+        from .hf import resolve_source
+
+        resolve_source(spec)
+    elif name == "openai":
+        from .server import parse_spec
+
+        parse_spec(spec)
+
+
 def describe_model(spec: str, options: ModelOptions, digest: Digest) -> ModelDescription:
     """Identify MODEL without loading it (hashing its files, at most)."""
     return BACKENDS.get(backend_name(spec)).describe(spec, options, digest)

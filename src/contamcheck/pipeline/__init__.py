@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 
 from .. import __version__, memory
+from ..backends import check_spec
 from ..benchmarks import Benchmark, load_benchmark
 from ..config import AuditConfig
 from ..controls import Controls, build_controls
@@ -43,7 +44,13 @@ from ..report.model import (
 from ..stats import EXPECTED_RATE, exit_code, is_calibrated, judge
 from ..stats.index import evidence_index
 from . import assemble
-from .handles import ModelHandle, auto_batch_sizes, check_reference, resolve_reference
+from .handles import (
+    ModelHandle,
+    auto_batch_sizes,
+    check_reference,
+    naming_the_reference,
+    resolve_reference,
+)
 from .runners import run_canonical_order, run_guided, run_per_text, score_texts, skipped
 
 __all__ = ["AuditPlan", "ModelHandle", "audit", "plan_audit"]
@@ -63,23 +70,35 @@ def audit(
 
     A cache it opens itself it also closes, so its file is whole on disk when the call returns (a
     store passed in stays open: it is the caller's)."""
+    started_at = datetime.now(timezone.utc)
+    started = time.perf_counter()
+    # What the inputs' own text and files can get wrong fails before the cache is created.
+    check_spec(config.model)
+    if config.reference not in ("auto", "none"):
+        with naming_the_reference():
+            check_spec(config.reference)
+    plan = plan_audit(config)
     if store is not None:
-        return _audit(config, progress, store)
+        return _audit(config, plan, progress, store, started_at, started)
     opened = MemoryStore() if config.no_cache else EvidenceCache(config.cache)
     try:
-        return _audit(config, progress, opened)
+        return _audit(config, plan, progress, opened, started_at, started)
     finally:
         if isinstance(opened, EvidenceCache):
             opened.close()
 
 
-def _audit(config: AuditConfig, progress: ProgressCallback | None, store: EvidenceStore) -> Report:
-    started_at = datetime.now(timezone.utc)
-    started = time.perf_counter()
+def _audit(
+    config: AuditConfig,
+    plan: AuditPlan,
+    progress: ProgressCallback | None,
+    store: EvidenceStore,
+    started_at: datetime,
+    started: float,
+) -> Report:
     progress = progress or (lambda label, done, total: None)
     cache_dir = store.folder if isinstance(store, EvidenceCache) else None
 
-    plan = plan_audit(config)
     benchmark, controls, tests, texts = plan.benchmark, plan.controls, plan.tests, plan.texts
     control_benchmark, shard_plans, requests = plan.control_benchmark, plan.shard_plans, plan.requests
     permutations = config.permutations_for(len(tests))
