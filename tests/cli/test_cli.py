@@ -150,6 +150,20 @@ def test_a_mistyped_input_creates_no_cache(capsys, tmp_path, args):
     assert not (tmp_path / "cache").exists()  # was created, empty, before the model was looked at
 
 
+def test_a_model_folder_named_like_a_command_is_pointed_to(capsys, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "report").mkdir()
+    code, _, err = run(capsys, "report", "sample")  # the command wins: 'sample' is no report file
+    assert code == 2 and "note" not in err  # a folder of outputs named report is no model
+    (tmp_path / "report" / "config.json").write_text("{}")
+    code, _, err = run(capsys, "report", "sample")
+    assert code == 2 and err.splitlines() == [
+        "contamcheck: error: Report file 'sample' does not exist.",
+        "contamcheck: note: 'report' is a command; to audit the model in the folder of that name here, "
+        "write ./report",
+    ]
+
+
 def write(tmp_path: Path, name: str, text: str) -> str:
     path = tmp_path / name
     path.write_text(text)

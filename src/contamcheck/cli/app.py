@@ -12,6 +12,7 @@ import signal
 import sys
 import threading
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import click
@@ -399,6 +400,17 @@ def _error(message: str) -> None:
 def main(argv: list[str] | None = None) -> int:
     """Console entry point; returns the exit code."""
     args = list(sys.argv[1:] if argv is None else argv)
+    code = _main(args)
+    if code == 2 and args and _model_folder_named_as_command(args[0]):
+        click.echo(
+            f"contamcheck: note: {args[0]!r} is a command; to audit the model in the folder of that "
+            f"name here, write ./{args[0]}",
+            err=True,
+        )
+    return code
+
+
+def _main(args: list[str]) -> int:
     try:
         result = cli.main(args=args, prog_name="contamcheck", standalone_mode=False)
     except click.exceptions.Exit as exc:
@@ -413,3 +425,11 @@ def main(argv: list[str] | None = None) -> int:
         _error("Interrupted.")
         return 130
     return result if isinstance(result, int) else 0
+
+
+def _model_folder_named_as_command(word: str) -> bool:
+    """A model folder here named like a command (``report``, ``cache``, ...): the command wins."""
+    folder = Path(word)
+    if word not in cli.commands or not folder.is_dir():
+        return False
+    return (folder / "config.json").is_file() or any(folder.glob("*.gguf"))
