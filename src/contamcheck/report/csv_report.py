@@ -25,7 +25,8 @@ original's score minus the *mean* over all its twins, as in the JSON report. Agg
 the JSON holds values computed before it was skipped (guided, when the model cannot follow its
 instructions). A likelihood test whose fitted null held under 40% of the questions keeps its
 scores and leaves its flag column empty, skipped (no reference) or not. Empty also means "not
-scored": a number that could not be computed, a flag for an unscored question.
+scored": a number that could not be computed, a flag for an unscored question (why, for each
+test, is its ``unscored_reason`` in the JSON report: one reason per test, so no column here).
 
 Text cells (``id``, the question, its twins, what the model wrote) come from a benchmark file or a
 model, and a spreadsheet runs a cell that starts with ``=``, ``+``, ``-``, ``@``, a tab or a carriage
