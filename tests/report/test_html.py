@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import io
+import math
 import re
 from collections import Counter
 from html.parser import HTMLParser
@@ -202,3 +204,22 @@ def test_a_character_cut_off_where_generation_stopped_is_not_shown():
 
     assert written("she has 20 apples\ufffd") == "she has 20 apples"  # the last token ended mid-character
     assert written("a\ufffdb") == "a\ufffdb" and written(None) == ""  # only at the end, where it was cut
+
+
+def test_a_report_changed_in_memory_renders_as_its_file_would(twin_report: Report):
+    from rich.console import Console
+
+    from contamcheck.report import to_csv
+    from contamcheck.report.terminal import render
+
+    report = twin_report.model_copy(deep=True)
+    first = report.tests[0]
+    first.p_value = float("nan")  # what a script computing its own numbers can leave
+    report.items[0].tests[first.name].score = float("inf")
+    html, csv_text = to_html(report), to_csv(report)
+    console = Console(file=io.StringIO(), width=100)
+    render(report, console)
+    assert "nan" not in console.file.getvalue().lower()
+    assert "nan" not in sections(html)[first.name].lower()
+    assert ",inf," not in csv_text and ",nan," not in csv_text  # not computed: empty, as in the file
+    assert math.isnan(report.tests[0].p_value)  # a copy was rendered: the report stays as it was

@@ -41,6 +41,7 @@ from __future__ import annotations
 import csv
 import io
 
+from .io import as_saved
 from .model import ItemRecord, ItemTestResult, Report, TestResult
 
 PER_ITEM_KINDS = ("paired", "unpaired", "bulk")
@@ -49,6 +50,7 @@ FORMULA_START = ("=", "+", "-", "@", "\t", "\r", "＝", "＋", "－", "＠")
 
 def to_csv(report: Report) -> str:
     """The report's per-example rows as CSV text (UTF-8 when written; ``\\r\\n`` row ends)."""
+    report = as_saved(report)
     control_file = report.control.kind == "file"
     twins = 0 if control_file else max(1, report.control.twins_per_question)
     per_item = [t for t in report.tests if t.kind in (*PER_ITEM_KINDS, "self-paired")]

@@ -21,6 +21,7 @@ from markupsafe import Markup, escape
 from ..stats.flags import few_controls
 from ..stats.verdict import MINORITY_WHY, listed
 from . import plots
+from .io import as_saved
 from .model import BulkNull, ItemRecord, ItemTestResult, Report, TestResult
 
 if TYPE_CHECKING:
@@ -34,6 +35,7 @@ SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
 
 def to_html(report: Report) -> str:
     """The whole report as one standalone HTML page."""
+    report = as_saved(report)
     template = _environment().get_template("report.html.j2")
     tests = [_test_view(report, result) for result in report.tests]
     familiar, any_flagged = familiar_questions(report)

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import json
+import math
 import os
 import tempfile
 from pathlib import Path
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from ..errors import InputError, ReportUnreadable, RuntimeFailure
 from .model import SCHEMA_VERSION, Report
@@ -89,6 +90,56 @@ _UMASK = _read_umask()  # once, at import: os.umask is process-wide, so never fr
 def to_json(report: Report) -> str:
     """The report as the JSON the CLI's ``--json`` and ``--output`` write (``read_report`` reads it)."""
     return report.model_dump_json(indent=2) + "\n"
+
+
+def as_saved(report: Report) -> Report:
+    """The report as its file holds it: what renders a report made or changed in memory, where a
+    NaN or an infinity is a number not computed (null in the file, "not scored" in a rendering),
+    not a value a renderer meets. A copy where there is one; the report itself where there is none."""
+    if not _has_constant(report):
+        return report
+    copy = report.model_copy(deep=True)
+    _null_constants(copy)
+    return copy
+
+
+def _is_constant(value: object) -> bool:
+    return isinstance(value, float) and not math.isfinite(value)
+
+
+def _has_constant(value: object) -> bool:
+    if isinstance(value, BaseModel):
+        return any(_has_constant(getattr(value, name)) for name in type(value).model_fields)
+    if isinstance(value, (list, tuple)):
+        return any(_has_constant(part) for part in value)
+    if isinstance(value, dict):
+        return any(_has_constant(part) for part in value.values())
+    return _is_constant(value)
+
+
+def _null_constants(value: object) -> None:
+    """Each NaN or infinity in a model's fields, lists and dicts (in place) as None."""
+    if isinstance(value, BaseModel):
+        for name in type(value).model_fields:
+            field = getattr(value, name)
+            if _is_constant(field):
+                object.__setattr__(value, name, None)
+            elif isinstance(field, tuple) and any(_is_constant(part) for part in field):
+                object.__setattr__(value, name, None)  # an interval with an end not computed
+            else:
+                _null_constants(field)
+    elif isinstance(value, list):
+        for index, part in enumerate(value):
+            if _is_constant(part):
+                value[index] = None
+            else:
+                _null_constants(part)
+    elif isinstance(value, dict):
+        for key, part in value.items():
+            if _is_constant(part):
+                value[key] = None
+            else:
+                _null_constants(part)
 
 
 def _no_constant(name: str) -> None:

@@ -7,6 +7,7 @@ from rich.markup import escape
 from rich.text import Text
 
 from .advice import more_questions_caveat
+from .io import as_saved
 from .model import Report, TestResult
 
 MARKS = {
@@ -114,6 +115,7 @@ def index_line(report: Report) -> str:
 
 def render(report: Report, console: Console) -> None:
     """Print the report: header, one line per test with what it means, and the verdict."""
+    report = as_saved(report)
     first, second = header_lines(report)
     console.print()
     console.print(Text.assemble(("contamcheck  ", "bold"), first))
