@@ -77,6 +77,21 @@ def test_long_texts_are_truncated_to_the_context_and_marked(tokenizer, tmp_path)
     assert stats.truncated and stats.num_tokens == 15
 
 
+def test_an_audit_of_a_short_window_sets_aside_the_shards_that_do_not_fit(tokenizer, tmp_path):
+    from contamcheck import audit
+
+    folder = save_tiny(tmp_path / "short", tokenizer, max_position_embeddings=48)
+    config = AuditConfig(
+        model=str(folder), benchmark="sample", limit=40, tests=("canonical-order", "zlib"), no_cache=True
+    )
+    report = audit(config)
+    order = next(t for t in report.tests if t.name == "canonical-order")
+    assert order.status == "skipped" and order.skip_reason is not None
+    assert "shards fit the model's context window whole (need 5)" in order.skip_reason
+    assert all(shard.truncated for shard in order.shards)  # each shard's questions, cut: none used
+    assert any("longer than the model's context window" in warning for warning in report.warnings)
+
+
 def test_batched_generation_with_left_padding_equals_one_by_one(tiny):
     prompts = ["A baker sells 48", "How many minutes are there in 3.5 hours? And how many in"]
     together = tiny.generate(prompts, [6, 6])

@@ -13,6 +13,7 @@ import http.server
 import json
 import socket
 import threading
+import urllib.error
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
@@ -27,7 +28,7 @@ from contamcheck.backends import ModelOptions, backend_name, load_model
 from contamcheck.backends.hf import HFModel
 from contamcheck.backends.server import Endpoint, ServerModel, parse_spec, reads_late
 from contamcheck.cli import main
-from contamcheck.errors import InputError, ModelLoadError
+from contamcheck.errors import InputError, ModelLoadError, RuntimeFailure
 
 # -- without a model server ---------------------------------------------------------------------
 
@@ -130,6 +131,18 @@ def test_the_server_gives_the_in_process_numbers(vllm_server, in_process):
     assert served.generate(["Say hi."], [6], chat=True) == in_process.generate(["Say hi."], [6], chat=True)
     again = ServerModel(parse_spec(f"openai:{vllm_server}#smollm2"))
     assert again.identity == served.identity and served.identity.startswith("openai:")
+
+
+@pytest.mark.slow
+def test_a_text_longer_than_the_window_is_scored_in_part_as_in_process(vllm_server, in_process, monkeypatch):
+    served = load_model(f"openai:{vllm_server}")
+    long_text = " ".join([TEXTS[0]] * 150)  # about 2,700 tokens; the server's window is 2,048
+    [remote] = served.score([long_text])  # was: "A text is too long for the server's context window"
+    # in-process, the first tokens that fit beside the one an echo request generates
+    monkeypatch.setattr(in_process, "context_length", 2047)
+    [local] = in_process.score([long_text])
+    assert remote.truncated and local.truncated and remote.num_tokens == local.num_tokens == 2046
+    np.testing.assert_allclose(remote.logprobs, local.logprobs, atol=2e-3)
 
 
 @pytest.mark.slow
@@ -240,9 +253,12 @@ class _Gateway(http.server.BaseHTTPRequestHandler):
         request = urllib.request.Request(
             self.upstream + self.path.removeprefix("/v1"), data=body, headers=headers, method=self.command
         )
-        with urllib.request.urlopen(request, timeout=120) as reply:
-            payload = reply.read()
-        self.send_response(200)
+        try:
+            with urllib.request.urlopen(request, timeout=120) as reply:
+                status, payload = 200, reply.read()
+        except urllib.error.HTTPError as error:  # the upstream's refusal, passed on
+            status, payload = error.code, error.read()
+        self.send_response(status)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(payload)))
         self.end_headers()
@@ -289,6 +305,17 @@ def test_a_busy_server_is_asked_again_as_it_says(gateway, vllm_server, monkeypat
     assert refused == [503, 429, 502, 500, 503, 503, 503]
     # Retry-After is followed where it is a number (0 included); otherwise the wait doubles
     assert waits == [0.0, 2.0, 1.0, 2.0, 1.0, 1.0, 1.0]
+
+
+@pytest.mark.slow
+def test_a_text_too_long_for_a_server_without_tokenize_is_refused_with_the_fix(gateway):
+    served = load_model(f"openai:{gateway.url}")  # the gateway has no /tokenize (only /v1's paths)
+    with pytest.raises(RuntimeFailure) as raised:
+        served.score([" ".join([TEXTS[0]] * 150)])
+    message = str(raised.value)
+    assert "too long for the server's context window of 2048 tokens" in message
+    assert "--max-model-len" in message and "has no /tokenize" in message
+    assert ("/tokenize", 0) in gateway.seen
 
 
 @pytest.mark.slow

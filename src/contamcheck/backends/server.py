@@ -12,7 +12,10 @@ and the tests that only generate still run on it. OpenAI's own API gives none.
   first ``usage.prompt_tokens`` echoed tokens are the text's, and the generated one is dropped.
   The first token has no context and no log-prob (a beginning-of-sequence token before it gives
   it one), as in-process. Such servers give the top few log-probs only, not the whole next-token
-  distribution, so μ_t and σ_t are None and Min-K%++ is skipped with that reason.
+  distribution, so μ_t and σ_t are None and Min-K%++ is skipped with that reason. A text the
+  server refuses as longer than its context window is scored on its first tokens, as in-process,
+  sent as token ids from vLLM's own ``/tokenize`` (the OpenAI API has none: there the refusal
+  stops the audit, saying what to do), and marked truncated.
 * **Generations** are greedy: temperature 0 with every penalty off (a server may otherwise apply
   the model's own ``generation_config.json``, whose repetition penalty would hold back the verbatim
   recall the completion test looks for), raw text on ``/v1/completions``, or one user message on
@@ -160,7 +163,41 @@ class ServerModel:
     def _score_one(self, text: str) -> TokenStats:
         if not text:
             return TokenStats(logprobs=np.zeros(0))
-        reply = self._complete(self._echo_request(text))
+        try:
+            reply = self._complete(self._echo_request(text), raw_errors=True)
+        except _ClientError as exc:
+            if not exc.too_long:
+                raise exc.failure from None
+            return self._score_beginning(text, exc)
+        return self._stats(reply)
+
+    def _score_beginning(self, text: str, refused: _ClientError) -> TokenStats:
+        """A text longer than the context window: its first tokens, as many as fit beside the one
+        token an echo request generates, sent as token ids (as in-process scoring keeps a text's
+        beginning), marked truncated. The tokens come from the server's ``/tokenize`` (vLLM's, at
+        the API root's parent), which the OpenAI API lacks: without it, the refusal stands."""
+        try:
+            reply = self._post(self._root_url() + "/tokenize", {"model": self.name, "prompt": text}, True)
+            tokens, window = reply["tokens"], self.context_length or int(reply["max_model_len"])
+        except _ClientError as exc:
+            if exc.status in (404, 405):  # no such endpoint: the OpenAI API's, not vLLM's
+                raise RuntimeFailure(
+                    f"{refused.failure} The server has no /tokenize to cut such a text with (vLLM's "
+                    "has), so it can't be scored in part, as in-process."
+                ) from None
+            raise exc.failure from None
+        except (KeyError, TypeError, ValueError):
+            raise self._shape_error(reply) from None
+        if not isinstance(tokens, list) or len(tokens) < window or window < 2:
+            raise refused.failure  # not what its refusal said: nothing to cut
+        stats = self._stats(self._complete(self._echo_request(tokens[: window - 1])))
+        return TokenStats(logprobs=stats.logprobs, truncated=True)
+
+    def _root_url(self) -> str:
+        """Where vLLM serves its own endpoints (``/tokenize``): the API root less its ``/v1``."""
+        return self.endpoint.base_url.removesuffix("/v1")
+
+    def _stats(self, reply: Any) -> TokenStats:
         try:
             values = self._prompt_part(reply, ("token_logprobs",))["token_logprobs"]
         except _Refused:
@@ -171,7 +208,7 @@ class ServerModel:
             raise self._shape_error(reply)
         return TokenStats(logprobs=np.asarray([float(v) for v in values], dtype=np.float64))
 
-    def _echo_request(self, prompt: str) -> dict[str, Any]:
+    def _echo_request(self, prompt: str | list[int]) -> dict[str, Any]:
         return {"model": self.name, "prompt": prompt, "max_tokens": 1, "echo": True, "logprobs": 1}
 
     def _generate_one(self, prompt: str, budget: int, chat: bool) -> str:
@@ -334,11 +371,11 @@ class ServerModel:
             raise exc.failure from None
 
     def _post(self, path: str, body: dict[str, Any], raw_errors: bool = False) -> Any:
+        """POST to a path under the API root, or to a full URL."""
         data = json.dumps(body).encode("utf-8")
         headers = {**self._headers(), "Content-Type": "application/json"}
-        request = urllib.request.Request(
-            self.endpoint.base_url + path, data=data, headers=headers, method="POST"
-        )
+        url = path if "://" in path else self.endpoint.base_url + path
+        request = urllib.request.Request(url, data=data, headers=headers, method="POST")
         try:
             return self._request(request)
         except _ClientError as exc:
@@ -420,6 +457,7 @@ class _ClientError(Exception):
         self.message = message
         base_url = model.endpoint.base_url
         too_long = any(words in message.lower() for words in ("context length", "context window", "too long"))
+        self.too_long = status == 400 and too_long
         if status in (401, 403):
             if not model._api_key:
                 fix = "Set CONTAMCHECK_API_KEY to its key (vLLM's --api-key)."
