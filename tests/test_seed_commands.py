@@ -59,11 +59,15 @@ def test_seed_command_lines_run_with_local_models_and_data(line, tiny_setup, tmp
 
 
 @pytest.mark.parametrize("line", [SEED_000[0], SEED_000[3], SEED_004[0]])
-def test_seed_command_lines_as_written_give_the_offline_error(line, monkeypatch, capsys, tmp_path):
+def test_seed_command_lines_as_written_give_the_offline_error(
+    line, tiny_setup, monkeypatch, capsys, tmp_path
+):
     monkeypatch.chdir(tmp_path)
     monkeypatch.setattr(hub, "hub_reachable", lambda: False)
     monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
-    code = main(shlex.split(line)[1:])
+    # a local folder where the line names one (a missing folder is an error of its own, exit 2)
+    words = [str(tiny_setup.cheater) if word == "my-model/" else word for word in shlex.split(line)[1:]]
+    code = main(words)
     err = capsys.readouterr().err
     assert code == 3
     assert "Can't reach the Hugging Face Hub" in err and "Traceback" not in err

@@ -122,6 +122,8 @@ TEXTS = [
 def test_the_server_gives_the_in_process_numbers(vllm_server, in_process):
     served = load_model(f"openai:{vllm_server}")
     assert served.name == "smollm2" and served.context_length == 2048
+    # the window decides a long text's score, so it is part of the cache key
+    assert served.settings() == {"backend": "openai", "context_window": "2048"}
     for remote, local in zip(served.score(TEXTS), in_process.score(TEXTS), strict=True):
         assert remote.num_tokens == local.num_tokens
         np.testing.assert_allclose(remote.logprobs, local.logprobs, atol=2e-3)
@@ -314,7 +316,10 @@ def test_a_text_too_long_for_a_server_without_tokenize_is_refused_with_the_fix(g
         served.score([" ".join([TEXTS[0]] * 150)])
     message = str(raised.value)
     assert "too long for the server's context window of 2048 tokens" in message
-    assert "--max-model-len" in message and "has no /tokenize" in message
+    assert (
+        "--max-model-len" in message
+        and f"{gateway.url.removesuffix('/v1')}/tokenize did not give (HTTP 404)" in message
+    )
     assert ("/tokenize", 0) in gateway.seen
 
 

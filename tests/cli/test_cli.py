@@ -142,6 +142,7 @@ def test_unwritable_output_fails_before_any_work(capsys, tmp_path, monkeypatch):
         ["fake:clean", "sample", "--reference", "./no-such-reference"],
         ["fake:clean", "missing.jsonl"],
         ["fake:clean", "sample", "--control", "gone.jsonl"],
+        ["fake:memorise=gone.jsonl", "sample"],
     ],
 )
 def test_a_mistyped_input_creates_no_cache(capsys, tmp_path, args):

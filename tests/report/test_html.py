@@ -223,3 +223,5 @@ def test_a_report_changed_in_memory_renders_as_its_file_would(twin_report: Repor
     assert "nan" not in sections(html)[first.name].lower()
     assert ",inf," not in csv_text and ",nan," not in csv_text  # not computed: empty, as in the file
     assert math.isnan(report.tests[0].p_value)  # a copy was rendered: the report stays as it was
+    report.run.duration_s = float("nan")  # a number every report holds: left as it is, still rendered
+    assert "nan" in to_html(report)

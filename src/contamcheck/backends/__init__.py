@@ -80,6 +80,10 @@ def check_spec(spec: str) -> None:
         from .server import parse_spec
 
         parse_spec(spec)
+    else:  # the fake backend's options and memorise file
+        from .fake import FakeModel
+
+        FakeModel.from_spec(spec)
 
 
 def describe_model(spec: str, options: ModelOptions, digest: Digest) -> ModelDescription:

@@ -106,7 +106,10 @@ def resolve_source(spec: str) -> ModelSource:
             )
         return ModelSource("folder", str(path.resolve()))
     looks_like_path = (
-        spec.startswith((".", "/", "~")) or spec.endswith(".gguf") or spec.count("/") > 1 or "\\" in spec
+        spec.startswith((".", "/", "~"))
+        or spec.endswith((".gguf", "/"))
+        or spec.count("/") > 1
+        or "\\" in spec
     )
     if looks_like_path:
         raise InputError(f"Model path {spec!r} does not exist.")

@@ -156,7 +156,9 @@ class ServerModel:
         return None  # the API does not say
 
     def settings(self) -> dict[str, str]:
-        return {"backend": "openai"}
+        # the window decides what a long text's score is (its first tokens): part of the cache key
+        window = {"context_window": str(self.context_length)} if self.context_length else {}
+        return {"backend": "openai", **window}
 
     # -- requests -----------------------------------------------------------------------------------
 
@@ -176,21 +178,22 @@ class ServerModel:
         token an echo request generates, sent as token ids (as in-process scoring keeps a text's
         beginning), marked truncated. The tokens come from the server's ``/tokenize`` (vLLM's, at
         the API root's parent), which the OpenAI API lacks: without it, the refusal stands."""
+        url = self._root_url() + "/tokenize"
+        body = {"model": self.name, "prompt": text, "add_special_tokens": True}  # as /completions does
         try:
-            reply = self._post(self._root_url() + "/tokenize", {"model": self.name, "prompt": text}, True)
+            reply = self._post(url, body, raw_errors=True)
             tokens, window = reply["tokens"], self.context_length or int(reply["max_model_len"])
-        except _ClientError as exc:
-            if exc.status in (404, 405):  # no such endpoint: the OpenAI API's, not vLLM's
-                raise RuntimeFailure(
-                    f"{refused.failure} The server has no /tokenize to cut such a text with (vLLM's "
-                    "has), so it can't be scored in part, as in-process."
-                ) from None
-            raise exc.failure from None
-        except (KeyError, TypeError, ValueError):
-            raise self._shape_error(reply) from None
-        if not isinstance(tokens, list) or len(tokens) < window or window < 2:
+            cut = [int(token) for token in tokens][: window - 1]
+        except (_ClientError, RuntimeFailure, KeyError, TypeError, ValueError) as exc:
+            # no such endpoint (the OpenAI API has none), or not vLLM's there: the refusal stands
+            why = f"HTTP {exc.status}" if isinstance(exc, _ClientError) else "not vLLM's answer"
+            raise RuntimeFailure(
+                f"{refused.failure} Cutting such a text needs vLLM's /tokenize, which {url} did not "
+                f"give ({why}), so it can't be scored in part as in-process."
+            ) from None
+        if len(tokens) < window or window < 2:
             raise refused.failure  # not what its refusal said: nothing to cut
-        stats = self._stats(self._complete(self._echo_request(tokens[: window - 1])))
+        stats = self._stats(self._complete(self._echo_request(cut)))
         return TokenStats(logprobs=stats.logprobs, truncated=True)
 
     def _root_url(self) -> str:

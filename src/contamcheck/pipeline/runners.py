@@ -472,8 +472,8 @@ def run_canonical_order(
         for o in outcomes
     ]
     if len(usable) < MIN_SHARDS:
-        fit = f"{len(usable)} shard fits" if len(usable) == 1 else f"{len(usable)} shards fit"
-        result.skip_reason = f"only {fit} the model's context window whole (need {MIN_SHARDS})"
+        fit = {0: "no shard fits", 1: "only 1 shard fits"}.get(len(usable), f"only {len(usable)} shards fit")
+        result.skip_reason = f"{fit} the model's context window whole (need {MIN_SHARDS})"
         return result
     values = np.array([o.statistic for o in usable])
     t, p = one_sided_t(values)

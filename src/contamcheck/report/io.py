@@ -7,7 +7,9 @@ import math
 import os
 import tempfile
 from pathlib import Path
+from typing import get_args
 
+import numpy as np
 from pydantic import BaseModel, ValidationError
 
 from ..errors import InputError, ReportUnreadable, RuntimeFailure
@@ -104,7 +106,11 @@ def as_saved(report: Report) -> Report:
 
 
 def _is_constant(value: object) -> bool:
-    return isinstance(value, float) and not math.isfinite(value)
+    return isinstance(value, (float, np.floating)) and not math.isfinite(value)
+
+
+def _may_be_none(model: BaseModel, name: str) -> bool:
+    return type(None) in get_args(type(model).model_fields[name].annotation)
 
 
 def _has_constant(value: object) -> bool:
@@ -118,14 +124,14 @@ def _has_constant(value: object) -> bool:
 
 
 def _null_constants(value: object) -> None:
-    """Each NaN or infinity in a model's fields, lists and dicts (in place) as None."""
+    """Each NaN or infinity in a model's fields, lists and dicts (in place) as None, where None
+    may stand (a number every report holds, a shard's statistic say, stays as it is)."""
     if isinstance(value, BaseModel):
         for name in type(value).model_fields:
             field = getattr(value, name)
-            if _is_constant(field):
-                object.__setattr__(value, name, None)
-            elif isinstance(field, tuple) and any(_is_constant(part) for part in field):
-                object.__setattr__(value, name, None)  # an interval with an end not computed
+            interval = isinstance(field, tuple) and any(_is_constant(part) for part in field)
+            if (_is_constant(field) or interval) and _may_be_none(value, name):
+                object.__setattr__(value, name, None)  # an interval: one end not computed is none
             else:
                 _null_constants(field)
     elif isinstance(value, list):
