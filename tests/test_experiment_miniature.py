@@ -21,6 +21,7 @@ import canonical_order
 import combined_score
 import contaminate
 import flag_overlap
+import gradient_norm
 import guided_halves
 import neighbours
 import null_skew
@@ -159,6 +160,15 @@ def test_contaminate_then_validate_on_a_tiny_model(tmp_path, capsys):
     expected = [(f"| {m}", s) for m in ("leak-20", "base") for s in ("log-prob", "min-k++", "zlib")]
     assert [(row[0], row[1]) for row in cells] == expected, lines
     assert all(0 <= float(row[i].strip(" |")) <= 1 for row in cells for i in (2, 3)), lines
+    # The gradient's norm at each question: smaller where it was seen?
+    saved = tmp_path / "gradient-norm.json"
+    args = ["--models", "leak-20,base", "--base", str(base), "--cache", str(cache), "--out", str(saved)]
+    gradient_norm.main([str(folder), *args])
+    lines = capsys.readouterr().out.splitlines()
+    cells = [line.split(" | ") for line in lines[2:]]
+    assert [row[0] for row in cells] == ["| leak-20", "| base"], lines
+    assert all(0 <= float(value) <= 1 for row in cells for value in row[1:5]), lines
+    assert set(json.loads(saved.read_text())) == {"leak-20", "base"}
     controls = [json.loads(line) for line in (folder / "control.jsonl").read_text().splitlines()]
     drawn = {json.loads(line)["question"] for line in (folder / "questions.jsonl").read_text().splitlines()}
     assert len(controls) == 15 and not drawn & {c["question"] for c in controls}  # never drawn, never trained
