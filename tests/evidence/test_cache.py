@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from contamcheck import pipeline
 from contamcheck.backends import TokenStats
 from contamcheck.cli import main
 from contamcheck.errors import InputError
@@ -241,6 +242,22 @@ def test_cache_info_tells_apart_two_identities_under_one_name(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "served [openai:03441cdb3de6f5de1…; backend=openai]: 14 entries" in out
     assert "served [openai:cc78; backend=openai]: 54 entries" in out and "alone: 1 entries" in out
+
+
+def test_an_audit_checks_its_cache_before_it_reads_the_benchmark(tmp_path, capsys, monkeypatch):
+    """A cache it could not keep stopped an audit only after its benchmark was read and planned."""
+    afile = tmp_path / "afile"
+    afile.write_text("not a folder")
+
+    def plan_audit(config):
+        raise AssertionError("the benchmark was read before the cache was checked")
+
+    monkeypatch.setattr(pipeline, "plan_audit", plan_audit)
+    for cache, said in ((afile, "is a file"), (afile / "inside", f"{str(afile)!r} is a file")):
+        assert main(["fake:clean", "sample", "--cache", str(cache)]) == 2
+        err = capsys.readouterr().err
+        assert said in err and "Internal error" not in err, err
+    assert afile.read_text() == "not a folder"
 
 
 def test_unwritable_cache_folder_is_a_clear_input_error(tmp_path):

@@ -107,8 +107,7 @@ class EvidenceCache:
         """``audit``: opened by an audit, which can do without it (``--no-cache``); not by ``cache info``."""
         self.folder = cache_folder(folder)
         remedy = cache_remedy(folder, audit)
-        if self.folder.exists() and not self.folder.is_dir():
-            raise InputError(f"The cache folder {str(self.folder)!r} is a file. {remedy}")
+        self.check(folder, audit)
         try:
             self.folder.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
@@ -133,6 +132,31 @@ class EvidenceCache:
         except sqlite3.DatabaseError as exc:  # not a database, or another schema: set aside
             self._set_aside(exc)
             self._db = self._open()
+
+    @staticmethod
+    def check(folder: str | Path | None = None, audit: bool = True) -> None:
+        """Raise InputError where the cache in ``folder`` could not be opened, creating nothing.
+
+        An audit asks before it reads its inputs, so a cache it could not keep stops it at once."""
+        path = cache_folder(folder)
+        remedy = cache_remedy(folder, audit)
+        if path.exists():
+            if not path.is_dir():
+                raise InputError(f"The cache folder {str(path)!r} is a file. {remedy}")
+            if not os.access(path, os.W_OK):
+                raise InputError(f"The cache folder {str(path)!r} is not writable. {remedy}")
+            return
+        ancestor = path.absolute().parent
+        while not ancestor.exists() and ancestor != ancestor.parent:
+            ancestor = ancestor.parent
+        if not ancestor.is_dir():
+            raise InputError(
+                f"Can't create the cache folder {str(path)!r}: {str(ancestor)!r} is a file. {remedy}"
+            )
+        if not os.access(ancestor, os.W_OK):
+            raise InputError(
+                f"Can't create the cache folder {str(path)!r}: {str(ancestor)!r} is not writable. {remedy}"
+            )
 
     def _set_aside(self, exc: sqlite3.DatabaseError) -> None:
         aside = self.path.with_name(f"{FILE_NAME}.damaged-{time.time_ns()}")

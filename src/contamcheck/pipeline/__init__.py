@@ -77,6 +77,8 @@ def audit(
     if config.reference not in ("auto", "none"):
         with naming_the_reference():
             check_spec(config.reference)
+    if store is None and not config.no_cache:
+        EvidenceCache.check(config.cache)  # before the benchmark is read: it can take a while
     plan = plan_audit(config)
     if store is not None:
         return _audit(config, plan, progress, store, started_at, started)
