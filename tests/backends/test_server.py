@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import http.server
+import itertools
 import json
 import socket
 import threading
@@ -145,6 +146,34 @@ def test_a_text_longer_than_the_window_is_scored_in_part_as_in_process(vllm_serv
     [local] = in_process.score([long_text])
     assert remote.truncated and local.truncated and remote.num_tokens == local.num_tokens == 2046
     np.testing.assert_allclose(remote.logprobs, local.logprobs, atol=2e-3)
+
+
+def counting(in_process: HFModel, tokens: int, chat: bool) -> str:
+    """'1, 2, 3, …' of just over ``tokens`` tokens as generation sees it: a prompt the model goes on
+    with for as long as it is let."""
+    for last in itertools.count(10):
+        text = ", ".join(map(str, range(1, last))) + ","
+        if len(in_process._encode_prompts([text], chat)[0]) > tokens:
+            return text
+    raise AssertionError("unreachable")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("chat", [False, True])
+def test_a_prompt_that_leaves_too_little_of_the_window_is_cut_as_in_process(
+    vllm_server, in_process, monkeypatch, chat
+):
+    """vLLM wrote only what its window left (and refused a prompt longer than it); in-process keeps
+    the prompt's end and writes the whole budget."""
+    served = load_model(f"openai:{vllm_server}")
+    monkeypatch.setattr(in_process, "context_length", 2048)  # the server's window
+    crowded, too_long = counting(in_process, 2048 - 30, chat), counting(in_process, 2100, chat)
+    room = 2048 - len(in_process._encode_prompts([crowded], chat)[0])
+    assert 0 < room < 40  # served whole, but 40 new tokens would not fit
+    remote = served.generate([crowded, too_long], [40, 12], chat=chat)
+    local = in_process.generate([crowded, too_long], [40, 12], chat=chat)
+    written = len(in_process.tokenizer(local[0], add_special_tokens=False)["input_ids"])
+    assert remote == local and written > room  # more than the window left beside the whole prompt
 
 
 @pytest.mark.slow
@@ -321,6 +350,18 @@ def test_a_text_too_long_for_a_server_without_tokenize_is_refused_with_the_fix(g
         and f"{gateway.url.removesuffix('/v1')}/tokenize did not give (HTTP 404)" in message
     )
     assert ("/tokenize", 0) in gateway.seen
+
+
+@pytest.mark.slow
+def test_without_tokenize_a_crowded_prompt_keeps_the_servers_generation(gateway, in_process, monkeypatch):
+    served = load_model(f"openai:{gateway.url}")  # the gateway has no /tokenize
+    monkeypatch.setattr(in_process, "context_length", 2048)
+    crowded, too_long = counting(in_process, 2048 - 30, False), counting(in_process, 2100, False)
+    [remote] = served.generate([crowded], [40])  # what the window left: under 30 tokens
+    [local] = in_process.generate([crowded], [40])
+    assert ("/tokenize", 0) in gateway.seen and 0 < len(remote) < len(local) and local.startswith(remote)
+    with pytest.raises(RuntimeFailure, match=r"too long for the server's context window of 2048 tokens"):
+        served.generate([too_long], [12])
 
 
 @pytest.mark.slow

@@ -19,7 +19,12 @@ and the tests that only generate still run on it. OpenAI's own API gives none.
 * **Generations** are greedy: temperature 0 with every penalty off (a server may otherwise apply
   the model's own ``generation_config.json``, whose repetition penalty would hold back the verbatim
   recall the completion test looks for), raw text on ``/v1/completions``, or one user message on
-  ``/v1/chat/completions`` for chat prompts (raw text when the server has no chat template).
+  ``/v1/chat/completions`` for chat prompts (raw text when the server has no chat template). A
+  prompt that leaves less than its budget of new tokens in the context window (vLLM then writes
+  fewer, or refuses a prompt longer than the window) is cut to its last tokens, as in-process: its
+  token ids (the chat template applied) come from ``/tokenize`` and go to ``/v1/completions``.
+  Without ``/tokenize``, a prompt longer than the window stops the audit, and one that only leaves
+  too little room keeps the server's shorter generation.
 * **Identity** (the evidence cache's key) is the served name and path with a fingerprint of the
   numbers the server gives a fixed probe text: its tokens and their log-probs rounded to 0.1. So
   weights swapped behind the same name and path get a new identity unless every probe log-prob
@@ -67,6 +72,7 @@ LIST_TIMEOUT_S = 60.0  # the model list, the first request: a server that can't 
 MAX_REPLY_BYTES = 64 * 2**20
 RETRY_STATUS = frozenset({429, 500, 502, 503, 504})
 MAX_RETRY_AFTER_S = 30.0
+TOO_LITTLE_ROOM = "A prompt leaves too little of the server's context window for its generation."
 API_KEY_VARIABLES = ("CONTAMCHECK_API_KEY", "VLLM_API_KEY")
 # Greedy, and nothing else: the standard fields, then vLLM's and llama.cpp's own penalties (dropped
 # for a server that refuses fields it does not know).
@@ -178,23 +184,29 @@ class ServerModel:
         token an echo request generates, sent as token ids (as in-process scoring keeps a text's
         beginning), marked truncated. The tokens come from the server's ``/tokenize`` (vLLM's, at
         the API root's parent), which the OpenAI API lacks: without it, the refusal stands."""
-        url = self._root_url() + "/tokenize"
         body = {"model": self.name, "prompt": text, "add_special_tokens": True}  # as /completions does
+        tokens, window = self._tokenize(body, str(refused.failure))
+        if len(tokens) < window or window < 2:
+            raise refused.failure  # not what its refusal said: nothing to cut
+        stats = self._stats(self._complete(self._echo_request(tokens[: window - 1])))
+        return TokenStats(logprobs=stats.logprobs, truncated=True)
+
+    def _tokenize(self, body: dict[str, Any], refused: str) -> tuple[list[int], int]:
+        """The token ids vLLM's ``/tokenize`` (at the API root's parent) gives for ``body``, and
+        the context window. The OpenAI API has no such endpoint: then ``_NoTokenize`` is raised,
+        saying ``refused``, the URL tried and why it could not help."""
+        url = self._root_url() + "/tokenize"
         try:
             reply = self._post(url, body, raw_errors=True)
-            tokens, window = reply["tokens"], self.context_length or int(reply["max_model_len"])
-            cut = [int(token) for token in tokens][: window - 1]
+            window = self.context_length or int(reply["max_model_len"])
+            return [int(token) for token in reply["tokens"]], window
         except (_ClientError, RuntimeFailure, KeyError, TypeError, ValueError) as exc:
             # no such endpoint (the OpenAI API has none), or not vLLM's there: the refusal stands
             why = f"HTTP {exc.status}" if isinstance(exc, _ClientError) else "not vLLM's answer"
-            raise RuntimeFailure(
-                f"{refused.failure} Cutting such a text needs vLLM's /tokenize, which {url} did not "
-                f"give ({why}), so it can't be scored in part as in-process."
+            raise _NoTokenize(
+                f"{refused} Cutting such a text needs vLLM's /tokenize, which {url} did not "
+                f"give ({why}), so it can't be cut as in-process."
             ) from None
-        if len(tokens) < window or window < 2:
-            raise refused.failure  # not what its refusal said: nothing to cut
-        stats = self._stats(self._complete(self._echo_request(cut)))
-        return TokenStats(logprobs=stats.logprobs, truncated=True)
 
     def _root_url(self) -> str:
         """Where vLLM serves its own endpoints (``/tokenize``): the API root less its ``/v1``."""
@@ -217,22 +229,57 @@ class ServerModel:
     def _generate_one(self, prompt: str, budget: int, chat: bool) -> str:
         if budget <= 0:
             return ""
-        request: dict[str, Any] = {"model": self.name, "max_tokens": int(budget)}
+        try:
+            text, prompt_tokens = self._generate_whole(prompt, int(budget), chat)
+        except _ClientError as exc:
+            if not exc.too_long:
+                raise exc.failure from None
+            return self._generate_from_end(prompt, int(budget), chat, str(exc.failure))
+        window = self.context_length
+        if window and prompt_tokens is not None and prompt_tokens + budget > window:
+            # vLLM wrote at most what the window left; in-process, the prompt's end makes room
+            try:
+                return self._generate_from_end(prompt, int(budget), chat, TOO_LITTLE_ROOM)
+            except _NoTokenize:
+                return text  # the server's shorter generation stands
+        return text
+
+    def _generate_whole(self, prompt: str, budget: int, chat: bool) -> tuple[str, int | None]:
+        """The generation for the whole prompt, and the prompt's length in tokens where the server
+        says (raises ``_ClientError``)."""
+        request: dict[str, Any] = {"model": self.name, "max_tokens": budget}
         if chat and self._chat:
             try:
                 messages = [{"role": "user", "content": prompt}]
                 reply = self._complete(
                     {**request, "messages": messages}, "/chat/completions", raw_errors=True
                 )
-                return str(reply["choices"][0]["message"]["content"] or "")
+                return str(reply["choices"][0]["message"]["content"] or ""), _prompt_tokens(reply)
             except _ClientError as exc:
                 if exc.status != 400 or "template" not in exc.message.lower():
-                    raise exc.failure from None
+                    raise
                 with self._lock:
                     self._chat = False  # a base model without a chat template: raw text, as in-process
             except (KeyError, IndexError, TypeError):
                 raise self._shape_error(reply) from None
-        reply = self._complete({**request, "prompt": prompt})
+        reply = self._complete({**request, "prompt": prompt}, raw_errors=True)
+        return self._text(reply), _prompt_tokens(reply)
+
+    def _generate_from_end(self, prompt: str, budget: int, chat: bool, refused: str) -> str:
+        """The generation for the prompt's last tokens, as many as leave ``budget`` new ones in the
+        window (as in-process), sent as token ids (the chat template applied by ``/tokenize``).
+        Without ``/tokenize``, ``_NoTokenize`` is raised, saying ``refused``."""
+        body: dict[str, Any] = {"model": self.name}
+        if chat and self._chat:  # the template's text, its special tokens included, as in-process
+            messages = [{"role": "user", "content": prompt}]
+            body |= {"messages": messages, "add_generation_prompt": True, "add_special_tokens": False}
+        else:
+            body |= {"prompt": prompt, "add_special_tokens": True}  # as /completions does
+        tokens, window = self._tokenize(body, refused)
+        cut = tokens[-max(1, window - budget) :]
+        return self._text(self._complete({"model": self.name, "max_tokens": budget, "prompt": cut}))
+
+    def _text(self, reply: Any) -> str:
         try:
             return str(reply["choices"][0]["text"] or "")
         except (KeyError, IndexError, TypeError):
@@ -447,6 +494,10 @@ class ServerModel:
         )
 
 
+class _NoTokenize(RuntimeFailure):
+    """The server has no ``/tokenize`` to cut a text with."""
+
+
 class _Refused(Exception):
     """The server gives no log-probs for a prompt (it refused echo with logprobs, or left them out)."""
 
@@ -483,6 +534,15 @@ class _ClientError(Exception):
             )
         else:
             self.failure = RuntimeFailure(f"{where} failed (HTTP {status}): {message}")
+
+
+def _prompt_tokens(reply: Any) -> int | None:
+    """The prompt's length in tokens, from a reply's usage, where it says."""
+    try:
+        count = reply["usage"]["prompt_tokens"]
+    except (KeyError, TypeError):
+        return None
+    return count if isinstance(count, int) and not isinstance(count, bool) else None
 
 
 def _retry_after(error: urllib.error.HTTPError) -> float | None:
