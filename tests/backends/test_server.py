@@ -360,8 +360,12 @@ def test_without_tokenize_a_crowded_prompt_keeps_the_servers_generation(gateway,
     [remote] = served.generate([crowded], [40])  # what the window left: under 30 tokens
     [local] = in_process.generate([crowded], [40])
     assert ("/tokenize", 0) in gateway.seen and 0 < len(remote) < len(local) and local.startswith(remote)
-    with pytest.raises(RuntimeFailure, match=r"too long for the server's context window of 2048 tokens"):
+    with pytest.raises(
+        RuntimeFailure, match=r"too long for the server's context window of 2048 tokens"
+    ) as raised:
         served.generate([too_long], [12])
+    assert f"{gateway.url.removesuffix('/v1')}/tokenize did not give (HTTP 404)" in str(raised.value)
+    assert [path for path, _ in gateway.seen].count("/tokenize") == 1  # not asked again
 
 
 @pytest.mark.slow

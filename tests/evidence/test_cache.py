@@ -258,6 +258,11 @@ def test_an_audit_checks_its_cache_before_it_reads_the_benchmark(tmp_path, capsy
         err = capsys.readouterr().err
         assert said in err and "Internal error" not in err, err
     assert afile.read_text() == "not a folder"
+    EvidenceCache.check(tmp_path / "new" / "deeper")  # can be made: it is, by the cache, not the check
+    assert not (tmp_path / "new").exists()
+    (tmp_path / "link").symlink_to(tmp_path / "gone")
+    with pytest.raises(InputError, match="is a broken link"):
+        EvidenceCache.check(tmp_path / "link")
 
 
 def test_unwritable_cache_folder_is_a_clear_input_error(tmp_path):

@@ -23,8 +23,9 @@ and the tests that only generate still run on it. OpenAI's own API gives none.
   prompt that leaves less than its budget of new tokens in the context window (vLLM then writes
   fewer, or refuses a prompt longer than the window) is cut to its last tokens, as in-process: its
   token ids (the chat template applied) come from ``/tokenize`` and go to ``/v1/completions``.
-  Without ``/tokenize``, a prompt longer than the window stops the audit, and one that only leaves
-  too little room keeps the server's shorter generation.
+  A crowded prompt is seen by ``usage.prompt_tokens`` against the window the model list gives
+  (vLLM's ``max_model_len``); a refused one by the refusal. Without ``/tokenize``, a prompt the
+  server refuses stops the audit, and one it writes fewer tokens for keeps that shorter text.
 * **Identity** (the evidence cache's key) is the served name and path with a fingerprint of the
   numbers the server gives a fixed probe text: its tokens and their log-probs rounded to 0.1. So
   weights swapped behind the same name and path get a new identity unless every probe log-prob
@@ -130,6 +131,7 @@ class ServerModel:
         self._extras = True  # until the server refuses the penalties it does not know
         self.cannot_score: str | None = None  # why its log-probs can't be used, if they can't
         self._answered = False  # a refused connection is retried once the server has answered
+        self._no_tokenize: str | None = None  # why /tokenize can't help, once it could not
         self._lock = threading.Lock()
         self.context_length: int | None = None
         listed = self._served_models()
@@ -196,17 +198,21 @@ class ServerModel:
         the context window. The OpenAI API has no such endpoint: then ``_NoTokenize`` is raised,
         saying ``refused``, the URL tried and why it could not help."""
         url = self._root_url() + "/tokenize"
-        try:
-            reply = self._post(url, body, raw_errors=True)
-            window = self.context_length or int(reply["max_model_len"])
-            return [int(token) for token in reply["tokens"]], window
-        except (_ClientError, RuntimeFailure, KeyError, TypeError, ValueError) as exc:
-            # no such endpoint (the OpenAI API has none), or not vLLM's there: the refusal stands
-            why = f"HTTP {exc.status}" if isinstance(exc, _ClientError) else "not vLLM's answer"
-            raise _NoTokenize(
-                f"{refused} Cutting such a text needs vLLM's /tokenize, which {url} did not "
-                f"give ({why}), so it can't be cut as in-process."
-            ) from None
+        if self._no_tokenize is None:
+            try:
+                reply = self._post(url, body, raw_errors=True)
+                window = self.context_length or int(reply["max_model_len"])
+                return [int(token) for token in reply["tokens"]], window
+            except _ClientError as exc:
+                if exc.status in (401, 403) or exc.status in RETRY_STATUS:
+                    raise exc.failure from None  # the key, or a server busy past its retries
+                self._no_tokenize = f"HTTP {exc.status}"  # no such endpoint: the OpenAI API has none
+            except (_NotAnAPI, KeyError, TypeError, ValueError):
+                self._no_tokenize = "not vLLM's answer"  # something else answers there
+        raise _NoTokenize(
+            f"{refused} Cutting such a text needs vLLM's /tokenize, which {url} did not "
+            f"give ({self._no_tokenize}), so it can't be cut as in-process."
+        )
 
     def _root_url(self) -> str:
         """Where vLLM serves its own endpoints (``/tokenize``): the API root less its ``/v1``."""
@@ -474,14 +480,14 @@ class ServerModel:
                     "example `vllm serve MODEL`), or check the address and port."
                 ) from None
             if len(raw) > MAX_REPLY_BYTES:
-                raise RuntimeFailure(
+                raise _NotAnAPI(
                     f"{where} answered more than {MAX_REPLY_BYTES >> 20} MiB; is it an "
                     "OpenAI-compatible server?"
                 )
             try:
                 return json.loads(raw)
             except (json.JSONDecodeError, UnicodeDecodeError):
-                raise RuntimeFailure(
+                raise _NotAnAPI(
                     f"{where} did not answer JSON ({raw[:80]!r}...); is {self.endpoint.base_url} an "
                     "OpenAI-compatible API root (usually ending in /v1)?"
                 ) from None
@@ -492,6 +498,10 @@ class ServerModel:
             f"The server at {self.endpoint.base_url} answered in an unexpected shape "
             f"({json.dumps(reply)[:160]}...); contamcheck needs the OpenAI completions API."
         )
+
+
+class _NotAnAPI(RuntimeFailure):
+    """A reply that is not an API's: not JSON, or far too long."""
 
 
 class _NoTokenize(RuntimeFailure):

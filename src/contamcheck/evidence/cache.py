@@ -135,11 +135,23 @@ class EvidenceCache:
 
     @staticmethod
     def check(folder: str | Path | None = None, audit: bool = True) -> None:
-        """Raise InputError where the cache in ``folder`` could not be opened, creating nothing.
+        """Raise InputError where the cache folder ``folder`` is a file or could not be made or
+        written, creating nothing (a damaged or locked database is found when it is opened).
 
         An audit asks before it reads its inputs, so a cache it could not keep stops it at once."""
         path = cache_folder(folder)
         remedy = cache_remedy(folder, audit)
+        try:
+            EvidenceCache._check(path, remedy)
+        except OSError as exc:  # a folder on the way that can't be entered
+            raise InputError(
+                f"The cache folder {str(path)!r} can't be used: {exc.strerror}. {remedy}"
+            ) from None
+
+    @staticmethod
+    def _check(path: Path, remedy: str) -> None:
+        if path.is_symlink() and not path.exists():
+            raise InputError(f"The cache folder {str(path)!r} is a broken link. {remedy}")
         if path.exists():
             if not path.is_dir():
                 raise InputError(f"The cache folder {str(path)!r} is a file. {remedy}")
