@@ -38,6 +38,13 @@ def read(path: Path) -> list[dict[str, str]]:
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 
+def questions_and_leaks(folder: Path) -> tuple[list[str], np.ndarray]:
+    """An experiment folder's questions, and which of them were leaked (split.json)."""
+    questions = read(folder / "questions.jsonl")
+    leaked = set(json.loads((folder / "split.json").read_text())["leaked"])
+    return [q["question"] for q in questions], np.array([q["id"] in leaked for q in questions])
+
+
 def scores(model: Any, tokenizer: Any, texts: list[str]) -> dict[str, np.ndarray]:
     """Per text, higher = more likely seen: mean log-prob, Min-K%++ (k = 20%), zlib ratio."""
     import torch
@@ -92,13 +99,10 @@ def main(argv: list[str] | None = None) -> None:
     from validate import auroc
 
     torch.set_num_threads(args.threads)
-    questions = read(args.folder / "questions.jsonl")
+    texts, is_leaked = questions_and_leaks(args.folder)
     controls = read(args.folder / "control.jsonl")
-    leaked = set(json.loads((args.folder / "split.json").read_text())["leaked"])
     tune, null = controls[: len(controls) // 2], controls[len(controls) // 2 :]
-    texts = [q["question"] for q in questions]
     null_texts = [c["question"] for c in null]
-    is_leaked = np.array([q["id"] in leaked for q in questions])
     table: dict[str, Any] = {}
     print(
         "| model | score | AUROC leaked vs held-out: raw | deviation "

@@ -34,7 +34,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from fsd import load, parser, read, scores
+from fsd import load, parser, questions_and_leaks, scores
 
 
 def gradient_norms(model: Any, tokenizer: Any, texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
@@ -61,10 +61,7 @@ def main(argv: list[str] | None = None) -> None:
     from validate import auroc
 
     torch.set_num_threads(args.threads)
-    questions = read(args.folder / "questions.jsonl")
-    leaked = set(json.loads((args.folder / "split.json").read_text())["leaked"])
-    texts = [q["question"] for q in questions]
-    is_leaked = np.array([q["id"] in leaked for q in questions])
+    texts, is_leaked = questions_and_leaks(args.folder)
     table: dict[str, Any] = {}
     print("| model | -norm | -norm / loss | mean log-prob | zlib | rank correlation of -norm with log-prob |")
     print("|---|---|---|---|---|---|")

@@ -32,7 +32,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from fsd import load, parser, read, scores
+from fsd import load, parser, questions_and_leaks, scores
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -43,10 +43,7 @@ def main(argv: list[str] | None = None) -> None:
     from validate import auroc
 
     torch.set_num_threads(args.threads)
-    questions = read(args.folder / "questions.jsonl")
-    leaked = set(json.loads((args.folder / "split.json").read_text())["leaked"])
-    texts = [q["question"] for q in questions]
-    is_leaked = np.array([q["id"] in leaked for q in questions])
+    texts, is_leaked = questions_and_leaks(args.folder)
     table: dict[str, Any] = {}
     print("| model | score | AUROC leaked vs held-out: raw | rise on re-exposure | rise / spread of raw |")
     print("|---|---|---|---|---|")

@@ -21,6 +21,7 @@ import canonical_order
 import combined_score
 import contaminate
 import flag_overlap
+import fsd
 import gradient_norm
 import guided_halves
 import neighbours
@@ -160,6 +161,12 @@ def test_contaminate_then_validate_on_a_tiny_model(tmp_path, capsys):
     expected = [(f"| {m}", s) for m in ("leak-20", "base") for s in ("log-prob", "min-k++", "zlib")]
     assert [(row[0], row[1]) for row in cells] == expected, lines
     assert all(0 <= float(row[i].strip(" |")) <= 1 for row in cells for i in (2, 3)), lines
+    # Fine-tuned score deviation: one pass over half the control file moves unseen questions more?
+    fsd.main([str(folder), "--models", "leak-20,base", "--base", str(base), "--cache", str(cache)])
+    lines = capsys.readouterr().out.splitlines()
+    cells = [line.split(" | ") for line in lines[2:]]
+    assert [(row[0], row[1]) for row in cells] == expected, lines
+    assert all(0 <= float(value.strip(" |")) <= 1 for row in cells for value in row[2:6]), lines
     # The gradient's norm at each question: smaller where it was seen?
     saved = tmp_path / "gradient-norm.json"
     args = ["--models", "leak-20,base", "--base", str(base), "--cache", str(cache), "--out", str(saved)]
