@@ -233,19 +233,20 @@ class ServerModel:
         return {"model": self.name, "prompt": prompt, "max_tokens": 1, "echo": True, "logprobs": 1}
 
     def _generate_one(self, prompt: str, budget: int, chat: bool) -> str:
+        budget = int(budget)  # a numpy integer is not JSON
         if budget <= 0:
             return ""
         try:
-            text, prompt_tokens = self._generate_whole(prompt, int(budget), chat)
+            text, prompt_tokens = self._generate_whole(prompt, budget, chat)
         except _ClientError as exc:
             if not exc.too_long:
                 raise exc.failure from None
-            return self._generate_from_end(prompt, int(budget), chat, str(exc.failure))
+            return self._generate_from_end(prompt, budget, chat, str(exc.failure))
         window = self.context_length
         if window and prompt_tokens is not None and prompt_tokens + budget > window:
             # vLLM wrote at most what the window left; in-process, the prompt's end makes room
             try:
-                return self._generate_from_end(prompt, int(budget), chat, TOO_LITTLE_ROOM)
+                return self._generate_from_end(prompt, budget, chat, TOO_LITTLE_ROOM)
             except _NoTokenize:
                 return text  # the server's shorter generation stands
         return text

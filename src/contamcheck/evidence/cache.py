@@ -107,15 +107,13 @@ class EvidenceCache:
         """``audit``: opened by an audit, which can do without it (``--no-cache``); not by ``cache info``."""
         self.folder = cache_folder(folder)
         remedy = cache_remedy(folder, audit)
-        self.check(folder, audit)
+        self.check(folder, audit)  # a file in the way, a folder that can't be written
         try:
             self.folder.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise InputError(
                 f"Can't create the cache folder {str(self.folder)!r}: {exc.strerror}. {remedy}"
             ) from None
-        if not os.access(self.folder, os.W_OK):
-            raise InputError(f"The cache folder {str(self.folder)!r} is not writable. {remedy}")
         self.path = self.folder / FILE_NAME
         self.notes: list[str] = []
         self.set_aside: list[Path] = []  # damaged files moved aside by this cache
