@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import json
+import shutil
+from pathlib import Path
 
 import pytest
 
 from contamcheck.cli import main
+from contamcheck.evidence.cache import EvidenceCache
 
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
 
@@ -89,6 +92,45 @@ def test_reference_path_calibrates_min_k(tiny_setup, capsys):
     assert null["spread_p_value"] is not None and null["tail_p_value"] is not None
     assert min_k["p_value"] == pytest.approx(min(1.0, 2 * min(null["tail_p_value"], null["spread_p_value"])))
     assert "Spread against the twins" in min_k["note"]
+
+
+def same_weights_renamed(model: Path, folder: Path) -> Path:
+    """The model's folder copied with a note added to its config: the same weights, another identity."""
+    shutil.copytree(model, folder)
+    config = json.loads((folder / "config.json").read_text())
+    (folder / "config.json").write_text(json.dumps({**config, "_note": "a copy"}))
+    return folder
+
+
+def test_a_reference_that_gives_the_models_own_numbers_is_refused(tiny_setup, tmp_path, capsys):
+    # Each score less its own is zero: the audit said "no evidence found" for the cheater.
+    copy = same_weights_renamed(tiny_setup.cheater, tmp_path / "copy")
+    args = [str(tiny_setup.cheater), str(tiny_setup.benchmark), "--tests", "min-k", "--threads", "2"]
+    cache = tmp_path / "cache"
+    code = main([*args, "--reference", str(copy), "--cache", str(cache), "--batch-size", "4"])
+    err = capsys.readouterr().err
+    assert code == 2 and "Traceback" not in err
+    assert f"--reference {str(copy)!r} gives the model's own numbers" in err
+    assert "Pass a model that never saw the benchmark, or --reference none" in err
+    # Only the reference's first batch was computed, and it was kept.
+    entries = sorted(m["entries"] for m in EvidenceCache(cache, audit=False).summary()["models"])
+    assert len(entries) == 2 and entries[0] == 4 and entries[1] > 4  # the reference's, then the model's
+
+
+def test_an_automatic_reference_that_gives_the_models_own_numbers_is_dropped(
+    tiny_setup, tmp_path, capsys, monkeypatch
+):
+    # The closest GPT-2 under another name (a local copy of it audited): no reference, said why.
+    copy = same_weights_renamed(tiny_setup.clean, tmp_path / "copy")
+    monkeypatch.setattr("contamcheck.pipeline.handles.references_by_size", lambda size: [str(copy)])
+    _, report = run_json(
+        capsys, str(tiny_setup.clean), str(tiny_setup.benchmark), "--tests", "min-k", "--reference", "auto"
+    )
+    assert report["reference"]["status"] == "unavailable"
+    assert report["reference"]["reason"] == f"{copy} gives the model's own numbers (the same weights)"
+    min_k = report["tests"][0]
+    assert min_k["calibrated"] and "reference" not in min_k["calibration"]
+    assert report["items"][0]["tests"]["min-k"]["reference_score"] is None
 
 
 def test_without_a_reference_the_spread_test_does_not_run(tiny_setup, capsys):

@@ -15,6 +15,8 @@ from pathlib import Path
 import pytest
 from tiny import sample_rows, train_tokenizer, trained_model_folder, write_jsonl
 
+from contamcheck.pipeline.handles import SAME_NUMBERS_NATS
+
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "experiments"))
 
 import canonical_order
@@ -28,6 +30,7 @@ import neighbours
 import null_skew
 import number_logprobs
 import reexposure
+import same_numbers
 import sample_size
 import self_calibration
 import simulated_tail
@@ -176,6 +179,17 @@ def test_contaminate_then_validate_on_a_tiny_model(tmp_path, capsys):
     assert [row[0] for row in cells] == ["| leak-20", "| base"], lines
     assert all(0 <= float(value) <= 1 for row in cells for value in row[1:5]), lines
     assert set(json.loads(saved.read_text())) == {"leak-20", "base"}
+    # The same weights in another precision against other weights: how far apart are their log-probs?
+    same_numbers.main([str(folder), "--base", str(base), "--models", "leak-20"])
+    lines = capsys.readouterr().out.splitlines()
+    cells = [line.split(" | ") for line in lines[4:]]
+    assert [row[0] for row in cells] == [
+        "| base fp32 / base bfloat16",
+        "| base fp32 / base float16",
+        "| base / leak-20",
+    ]
+    pooled = [float(row[3]) for row in cells]
+    assert pooled[1] < SAME_NUMBERS_NATS < pooled[2] and pooled[1] < pooled[0], lines
     controls = [json.loads(line) for line in (folder / "control.jsonl").read_text().splitlines()]
     drawn = {json.loads(line)["question"] for line in (folder / "questions.jsonl").read_text().splitlines()}
     assert len(controls) == 15 and not drawn & {c["question"] for c in controls}  # never drawn, never trained

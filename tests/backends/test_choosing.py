@@ -113,3 +113,40 @@ def test_the_automatic_reference_skips_the_tested_gpt2_by_its_legacy_name(monkey
         AuditConfig(model="gpt2", benchmark="sample"), target, ModelOptions(), MemoryStore(), lambda *a: None
     )
     assert tried == ["openai-community/gpt2-medium"]
+
+
+def test_a_reference_is_measured_against_the_models_own_numbers():
+    import numpy as np
+
+    from contamcheck.backends import TokenStats
+    from contamcheck.evidence import Evidence
+    from contamcheck.pipeline.handles import SameNumbers, check_numbers, close_numbers_warning
+
+    own = {"a": TokenStats(np.array([-1.0, -2.0, -3.0])), "b": TokenStats(np.array([-0.5, -4.0]))}
+    model = Evidence(dict(own))
+
+    def shifted(by: float) -> dict:
+        return {key: TokenStats(stats.logprobs + by) for key, stats in own.items()}
+
+    # The same numbers (to float16's precision): refused, with the fix.
+    with pytest.raises(
+        SameNumbers, match=r"--reference 'copy' gives the model's own numbers: .* first 2 texts"
+    ):
+        check_numbers("copy", model, shifted(0.005))
+    # Close (bfloat16's precision): measured, and named in a warning.
+    gap = check_numbers("copy", model, shifted(-0.05))
+    assert gap == pytest.approx(0.05)
+    assert "nearly the model's own numbers" in close_numbers_warning("copy", gap)[0]
+    # Another model (one pass of fine-tuning moves each text by 0.3 nats or more): nothing said.
+    assert close_numbers_warning("other", check_numbers("other", model, shifted(0.3))) == []
+    # Another tokenizer, or nothing to compare: not measured.
+    other_tokens = {"a": TokenStats(np.array([-1.0, -2.0])), "b": own["b"]}
+    assert check_numbers("other", model, other_tokens) is None
+    assert check_numbers("other", model, {"c": own["a"]}) is None
+    assert close_numbers_warning("other", None) == []
+    # A position a backend leaves unscored (NaN) is not compared.
+    unscored = {
+        key: TokenStats(np.where(np.arange(stats.num_tokens) == 0, np.nan, stats.logprobs + 0.3))
+        for key, stats in own.items()
+    }
+    assert check_numbers("other", model, unscored) == pytest.approx(0.3)

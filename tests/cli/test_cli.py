@@ -119,6 +119,16 @@ def test_a_model_that_fails_to_load_ends_its_progress_line(capsys, tmp_path):
     assert lines[-1].startswith(f"contamcheck: error: Can't load model '{reference}'")
 
 
+def test_a_fake_reference_is_not_taken_for_the_model_it_shares_its_numbers_with(capsys, tmp_path):
+    # Fake models give the same numbers but for what one memorised: no "same weights" refusal.
+    few = tmp_path / "few.txt"
+    few.write_text("Zebras quietly juggle xylophones.\n")
+    code, out, err = run(
+        capsys, f"fake:memorise={few}", "sample", *FAST, "--no-cache", "--reference", "fake:clean"
+    )
+    assert code == 0 and "No evidence found" in out and "own numbers" not in out + err
+
+
 def test_output_file_is_written_and_quiet_prints_nothing(capsys, tmp_path):
     target = tmp_path / "report.json"
     code, out, _ = run(capsys, CHEATER, "sample", *FAST, "--output", str(target), "--quiet")

@@ -240,3 +240,34 @@ def test_automatic_batch_sizes_follow_the_device_and_the_model_size():
     assert sizes("cpu", 2**20) == (16, 64)
     assert sizes("cuda", 2**20) == (64, 256)
     assert sizes("cpu", LARGE_MODEL_BYTES) == (4, 16)
+
+
+def test_a_check_sees_the_first_scores_once_and_can_stop_the_rest():
+    texts = ["a", "bb", "ccc", "dddd", "eeeee", "ffffff"]
+    store = MemoryStore()
+    seen: list[list[str]] = []
+
+    def stop(values: dict) -> None:
+        seen.append(sorted(values))
+        raise RuntimeFailure("stop")
+
+    model = CountingModel()
+    with pytest.raises(RuntimeFailure):
+        EvidenceEngine(lambda: model, "m", store, 2).compute([ScoreRequest(t) for t in texts], "model", stop)
+    assert len(model.batches) == 1 and len(seen) == 1  # nothing computed after the check
+    assert seen[0] == sorted(ScoreRequest(t).key for t in model.batches[0])
+    assert len(store.get_many("m", seen[0])) == 2  # the batch it saw is stored: a rerun keeps it
+
+    # Again: the check sees what the store holds whole, before anything is computed.
+    seen.clear()
+    again = CountingModel()
+    with pytest.raises(RuntimeFailure):
+        EvidenceEngine(lambda: again, "m", store, 2).compute([ScoreRequest(t) for t in texts], "model", stop)
+    assert again.batches == [] and len(seen) == 1 and len(seen[0]) == 2
+
+    # A check that passes is not asked again, and the rest is computed.
+    calls: list[int] = []
+    evidence = EvidenceEngine(CountingModel, "m", store, 2).compute(
+        [ScoreRequest(t) for t in texts], "model", lambda values: calls.append(len(values))
+    )
+    assert calls == [2] and all(evidence.value(ScoreRequest(t).key) is not None for t in texts)

@@ -52,6 +52,9 @@ class Evidence:
     def __init__(self, values: dict[str, Value]) -> None:
         self._values = values
 
+    def value(self, key: str) -> Value | None:
+        return self._values.get(key)
+
     def stats(self, text: str) -> TokenStats:
         value = self._values[ScoreRequest(text).key]
         assert isinstance(value, TokenStats)
@@ -81,7 +84,12 @@ class EvidenceEngine:
         self.progress = progress or (lambda label, done, total: None)
         self.stats = EngineStats()
 
-    def compute(self, requests: Iterable[Request], label: str) -> Evidence:
+    def compute(
+        self, requests: Iterable[Request], label: str, check: Callable[[dict[str, Value]], None] | None = None
+    ) -> Evidence:
+        """The evidence for ``requests``. ``check``, if given, sees the first scores at hand once (those
+        the store holds whole, else the first batch computed, stored already) before any more are
+        computed, and may raise to stop."""
         unique: dict[str, Request] = {}
         for request in requests:
             unique.setdefault(request.key, request)
@@ -101,6 +109,9 @@ class EvidenceEngine:
                     self.stats.from_store += len(batch)
                 else:
                     working.append(batch)
+            if check is not None and values and kind == "score":
+                first, check = check, None
+                first(dict(values))
             total = sum(len(batch) for batch in working)
             done = 0
             if total:
@@ -118,6 +129,9 @@ class EvidenceEngine:
                     # meanwhile) is the one just computed
                     found = computed | self.store.get_many(self.namespace, keys)
                 values.update(found)
+                if check is not None and kind == "score":
+                    first, check = check, None
+                    first(found)
                 done += len(batch)
                 self.progress(f"{label}: {_verb(kind)}", done, total)
         for key, value in values.items():

@@ -8,10 +8,13 @@ import re
 from collections.abc import Iterator
 from pathlib import Path
 
+import numpy as np
+
 from ..backends import (
     LanguageModel,
     ModelDescription,
     ModelOptions,
+    TokenStats,
     backend_name,
     describe_model,
     load_model,
@@ -20,7 +23,8 @@ from ..backends import (
 from ..config import AuditConfig
 from ..errors import ContamcheckError, InputError
 from ..evidence import EvidenceStore
-from ..evidence.engine import FAILED, ProgressCallback
+from ..evidence.engine import FAILED, Evidence, ProgressCallback
+from ..evidence.store import Value
 from ..report.model import ModelInfo, ReferenceInfo
 
 GPU_BATCH_SIZE = 64
@@ -31,6 +35,15 @@ CPU_BATCH_SIZE = 16
 # docs/PERFORMANCE.md). The backend still splits a batch to fit its key/value cache budget.
 GENERATION_BATCH_FACTOR = 4
 LARGE_MODEL_BYTES = 4 * 2**30
+# A reference whose token log-probs differ from the model's by less than SAME_NUMBERS_NATS (nats per
+# token, over its first scores) is taken for the model itself, the same weights under another name;
+# one closer than CLOSE_NUMBERS_NATS is named in a warning. On 200 GSM8K questions, SmolLM2-135M
+# against itself in float16 differed by 0.003-0.012 per text, in bfloat16 (a server on a GPU) by
+# 0.025-0.072; one pass of fine-tuning over 100 of them, by 0.34-1.20 (experiments/same_numbers.py,
+# docs/validation/same-numbers-gsm8k-seed1.md). A lighter fine-tune (a small LoRA) could come
+# closer, and its base is a fair reference: so only the unmistakable is refused.
+SAME_NUMBERS_NATS = 0.02
+CLOSE_NUMBERS_NATS = 0.1
 
 
 class ModelHandle:
@@ -176,6 +189,56 @@ def check_reference(
             "score less its own is zero, so no test could find anything. Pass a model that never "
             "saw the benchmark, or --reference none."
         )
+
+
+class SameNumbers(InputError):
+    """The reference gives the model's own numbers: the same weights under another name or format."""
+
+    def __init__(self, spec: str, texts: int, gap: float) -> None:
+        self.spec, self.texts, self.gap = spec, texts, gap
+        within = f"to within {gap:.2g} nats on average" if gap else "exactly"
+        super().__init__(
+            f"--reference {spec!r} gives the model's own numbers: its token log-probs on the first "
+            f"{texts} texts are the model's {within} (the same weights under another name or "
+            "format), so each score less its own would be zero and no test could find anything. "
+            "Pass a model that never saw the benchmark, or --reference none. What was computed is "
+            "kept in the cache."
+        )
+
+
+def check_numbers(spec: str, target: Evidence, reference: dict[str, Value]) -> float | None:
+    """How far the reference's scores in ``reference`` lie from the model's: the mean absolute
+    difference of their token log-probs, over all their tokens (None where a text has another number
+    of tokens, or none is compared); :class:`SameNumbers` below :data:`SAME_NUMBERS_NATS`."""
+    gaps: list[np.ndarray] = []
+    for key, value in reference.items():
+        own = target.value(key)
+        if not isinstance(value, TokenStats) or not isinstance(own, TokenStats):
+            continue
+        if own.num_tokens != value.num_tokens:
+            return None
+        apart = np.abs(own.logprobs.astype(np.float64) - value.logprobs.astype(np.float64))
+        gaps.append(apart[np.isfinite(apart)])  # a position a backend leaves unscored (NaN) is not compared
+    compared = np.concatenate(gaps) if gaps else np.array([])
+    if not compared.size:
+        return None
+    gap = float(compared.mean())
+    if gap < SAME_NUMBERS_NATS:
+        raise SameNumbers(spec, len(gaps), gap)
+    return gap
+
+
+def close_numbers_warning(spec: str, gap: float | None) -> list[str]:
+    """A reference whose numbers lie close to the model's, but not close enough to refuse it."""
+    if gap is None or gap >= CLOSE_NUMBERS_NATS:
+        return []
+    return [
+        f"The reference {spec} gives nearly the model's own numbers: its token log-probs on the first "
+        f"texts differ from the model's by {gap:.2g} nats on average (the same weights in another "
+        "precision differ by about that much; a model fine-tuned once on a hundred questions, by 0.3 "
+        "or more). If it is the model under audit in another format, each score less its own is "
+        "noise, and no test could find anything: pass a model that never saw the benchmark."
+    ]
 
 
 def same_hub_model(a: str, b: str) -> bool:
