@@ -3,7 +3,7 @@
 A reference that is the model under audit under another name (a converted copy, another format, the
 same weights behind a server) makes every reference-calibrated score zero: the audit finds nothing
 and says "no evidence found". The audit now compares the reference's first scores with the model's
-and stops (an explicit ``--reference``) or drops it (``auto``) when they agree to within a
+and stops (an explicit ``--reference``) or passes it over (``auto``) when they agree to within a
 tolerance. This measures where that tolerance can sit: per text, the mean absolute difference of
 the token log-probs (nats per token) between two models, over the questions of an experiment folder.
 

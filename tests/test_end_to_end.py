@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -106,31 +107,64 @@ def test_a_reference_that_gives_the_models_own_numbers_is_refused(tiny_setup, tm
     # Each score less its own is zero: the audit said "no evidence found" for the cheater.
     copy = same_weights_renamed(tiny_setup.cheater, tmp_path / "copy")
     args = [str(tiny_setup.cheater), str(tiny_setup.benchmark), "--tests", "min-k", "--threads", "2"]
-    cache = tmp_path / "cache"
-    code = main([*args, "--reference", str(copy), "--cache", str(cache), "--batch-size", "4"])
+    args += ["--reference", str(copy), "--cache", str(tmp_path / "cache"), "--batch-size", "4"]
+    code = main(args)
     err = capsys.readouterr().err
     assert code == 2 and "Traceback" not in err
     assert f"--reference {str(copy)!r} gives the model's own numbers" in err
-    assert "Pass a model that never saw the benchmark, or --reference none" in err
+    assert "of another family that never saw the benchmark" in err and "or --reference none" in err
+    assert "What was computed is kept in the cache." in err
+    assert any(re.fullmatch(r"reference: scoring: failed \(\d+ s\)", line) for line in err.splitlines())
     # Only the reference's first batch was computed, and it was kept.
-    entries = sorted(m["entries"] for m in EvidenceCache(cache, audit=False).summary()["models"])
+    stored = EvidenceCache(tmp_path / "cache", audit=False).summary()["models"]
+    entries = sorted(m["entries"] for m in stored)
     assert len(entries) == 2 and entries[0] == 4 and entries[1] > 4  # the reference's, then the model's
+    # Again: refused from what the cache holds, loading neither model.
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert "gives the model's own numbers" in err and "loading" not in err
+    # Without a cache nothing is kept, and the message does not say it is.
+    assert main([*args, "--no-cache"]) == 2
+    assert "kept in the cache" not in capsys.readouterr().err
 
 
-def test_an_automatic_reference_that_gives_the_models_own_numbers_is_dropped(
+def test_an_automatic_reference_that_gives_the_models_own_numbers_is_passed_over(
     tiny_setup, tmp_path, capsys, monkeypatch
 ):
-    # The closest GPT-2 under another name (a local copy of it audited): no reference, said why.
+    # The closest GPT-2 under another name (a local copy of it audited): the next one is used.
     copy = same_weights_renamed(tiny_setup.clean, tmp_path / "copy")
-    monkeypatch.setattr("contamcheck.pipeline.handles.references_by_size", lambda size: [str(copy)])
-    _, report = run_json(
-        capsys, str(tiny_setup.clean), str(tiny_setup.benchmark), "--tests", "min-k", "--reference", "auto"
-    )
-    assert report["reference"]["status"] == "unavailable"
-    assert report["reference"]["reason"] == f"{copy} gives the model's own numbers (the same weights)"
+    candidates = [str(copy), str(tiny_setup.cheater)]
+    monkeypatch.setattr("contamcheck.pipeline.handles.references_by_size", lambda size: candidates)
+    args = [str(tiny_setup.clean), str(tiny_setup.benchmark), "--tests", "min-k", "--reference", "auto"]
+    _, report = run_json(capsys, *args)
+    assert report["reference"]["status"] == "used"
+    assert report["reference"]["model"]["name"].endswith("cheater")
+    assert report["items"][0]["tests"]["min-k"]["reference_score"] is not None
+    # With no other: no reference, and the report says why.
+    candidates.pop()
+    _, report = run_json(capsys, *args)
+    reason = f"no GPT-2 but the tested model itself ({copy} gave its own numbers: the same weights)"
+    assert report["reference"] == {
+        "status": "unavailable",
+        "requested": "auto",
+        "reason": reason,
+        "model": None,
+    }
     min_k = report["tests"][0]
     assert min_k["calibrated"] and "reference" not in min_k["calibration"]
     assert report["items"][0]["tests"]["min-k"]["reference_score"] is None
+    assert f"No reference model: {reason}. To calibrate offline" in " ".join(report["caveats"])
+    main([*args[:-2], "--reference", "auto", "--threads", "2"])
+    assert f"reference: none ({reason};" in " ".join(capsys.readouterr().out.split())
+
+
+def test_a_reference_close_to_the_models_own_numbers_is_named_in_a_warning(tiny_setup, capsys, monkeypatch):
+    monkeypatch.setattr("contamcheck.pipeline.handles.CLOSE_NUMBERS_NATS", 1000.0)  # any reference is close
+    args = [str(tiny_setup.clean), str(tiny_setup.benchmark), "--tests", "min-k"]
+    _, report = run_json(capsys, *args, "--reference", str(tiny_setup.cheater))
+    (warning,) = [w for w in report["warnings"] if "nearly the model's own numbers" in w]
+    assert warning.startswith(f"The reference {tiny_setup.cheater} gives nearly the model's own numbers")
+    assert warning.endswith("pass a model of another family that never saw the benchmark.")
 
 
 def test_without_a_reference_the_spread_test_does_not_run(tiny_setup, capsys):

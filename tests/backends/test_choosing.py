@@ -140,7 +140,7 @@ def test_a_reference_is_measured_against_the_models_own_numbers():
     # Another model (one pass of fine-tuning moves each text by 0.3 nats or more): nothing said.
     assert close_numbers_warning("other", check_numbers("other", model, shifted(0.3))) == []
     # Another tokenizer, or nothing to compare: not measured.
-    other_tokens = {"a": TokenStats(np.array([-1.0, -2.0])), "b": own["b"]}
+    other_tokens = {"a": TokenStats(np.array([-1.0, -2.0])), "b": TokenStats(np.array([-1.0]))}
     assert check_numbers("other", model, other_tokens) is None
     assert check_numbers("other", model, {"c": own["a"]}) is None
     assert close_numbers_warning("other", None) == []
@@ -150,3 +150,12 @@ def test_a_reference_is_measured_against_the_models_own_numbers():
         for key, stats in own.items()
     }
     assert check_numbers("other", model, unscored) == pytest.approx(0.3)
+    nothing = {key: TokenStats(np.full(stats.num_tokens, np.nan)) for key, stats in own.items()}
+    assert check_numbers("other", model, nothing) is None
+    assert check_numbers("other", Evidence(nothing), shifted(0.0)) is None  # the model's own NaN too
+    # A text with other tokens is left out, while at least half of them match.
+    one_off = {"a": own["a"], "b": TokenStats(np.array([-1.0]))}
+    with pytest.raises(SameNumbers, match="on the first 1 texts"):
+        check_numbers("copy", model, one_off)
+    one_off["c"] = TokenStats(np.array([-1.0]))
+    assert check_numbers("copy", Evidence({**own, "c": TokenStats(np.array([-1.0, -1.0]))}), one_off) is None

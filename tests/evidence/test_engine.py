@@ -265,9 +265,20 @@ def test_a_check_sees_the_first_scores_once_and_can_stop_the_rest():
         EvidenceEngine(lambda: again, "m", store, 2).compute([ScoreRequest(t) for t in texts], "model", stop)
     assert again.batches == [] and len(seen) == 1 and len(seen[0]) == 2
 
-    # A check that passes is not asked again, and the rest is computed.
-    calls: list[int] = []
-    evidence = EvidenceEngine(CountingModel, "m", store, 2).compute(
-        [ScoreRequest(t) for t in texts], "model", lambda values: calls.append(len(values))
+    # A check that passes is not asked again, and the rest is computed: from the store's first batch,
+    # and from the first batch computed (generation requests are not its business).
+    requests = [ScoreRequest(t) for t in texts] + [GenerateRequest(t, 3) for t in texts]
+    for ready, computed in ((store, 2), (MemoryStore(), 3)):
+        calls: list[int] = []
+        counting = CountingModel()
+        evidence = EvidenceEngine(lambda m=counting: m, "m", ready, 2).compute(
+            requests, "model", lambda values, seen=calls: seen.append(len(values))
+        )
+        assert calls == [2] and all(evidence.value(r.key) is not None for r in requests)
+        assert len(counting.batches) == computed  # score batches: the generations are counted apart
+    # All of it stored: the check still sees the plan's first batch only, as the audit that stored it.
+    calls = []
+    EvidenceEngine(CountingModel, "m", store, 2).compute(
+        requests, "model", lambda values: calls.append(len(values))
     )
-    assert calls == [2] and all(evidence.value(ScoreRequest(t).key) is not None for t in texts)
+    assert calls == [2]

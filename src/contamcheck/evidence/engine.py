@@ -87,8 +87,8 @@ class EvidenceEngine:
     def compute(
         self, requests: Iterable[Request], label: str, check: Callable[[dict[str, Value]], None] | None = None
     ) -> Evidence:
-        """The evidence for ``requests``. ``check``, if given, sees the first scores at hand once (those
-        the store holds whole, else the first batch computed, stored already) before any more are
+        """The evidence for ``requests``. ``check``, if given, sees the first batch of scores of the
+        plan once, read from the store or computed (and stored already), before any other batch is
         computed, and may raise to stop."""
         unique: dict[str, Request] = {}
         for request in requests:
@@ -103,15 +103,15 @@ class EvidenceEngine:
             # counts only the batches that still hold work
             cached = self.store.get_many(self.namespace, [r.key for r in asked])
             working: list[list[Request]] = []
-            for batch in plan_batches(asked, size):
+            for index, batch in enumerate(plan_batches(asked, size)):
                 if all(r.key in cached for r in batch):  # the store holds it whole: read, not computed
                     values.update({r.key: cached[r.key] for r in batch})
                     self.stats.from_store += len(batch)
+                    if index == 0 and check is not None and kind == "score":
+                        first, check = check, None
+                        first({r.key: cached[r.key] for r in batch})
                 else:
                     working.append(batch)
-            if check is not None and values and kind == "score":
-                first, check = check, None
-                first(dict(values))
             total = sum(len(batch) for batch in working)
             done = 0
             if total:
@@ -129,10 +129,14 @@ class EvidenceEngine:
                     # meanwhile) is the one just computed
                     found = computed | self.store.get_many(self.namespace, keys)
                 values.update(found)
+                done += len(batch)
                 if check is not None and kind == "score":
                     first, check = check, None
-                    first(found)
-                done += len(batch)
+                    try:
+                        first(found)
+                    except BaseException:
+                        self.progress(f"{label}: {_verb(kind)}", done, FAILED)  # the line started ends
+                        raise
                 self.progress(f"{label}: {_verb(kind)}", done, total)
         for key, value in values.items():
             if isinstance(value, TokenStats) and value.truncated:

@@ -13,11 +13,11 @@ from __future__ import annotations
 import platform
 import time
 import zlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 
 from .. import __version__, memory
-from ..backends import check_spec
+from ..backends import ModelOptions, check_spec
 from ..benchmarks import Benchmark, load_benchmark
 from ..config import AuditConfig
 from ..controls import Controls, build_controls
@@ -25,7 +25,6 @@ from ..errors import InputError
 from ..evidence import Evidence, EvidenceEngine, EvidenceStore, MemoryStore, Request, ScoreRequest
 from ..evidence.cache import NULLS_DIR, EvidenceCache
 from ..evidence.engine import ANALYSIS, ProgressCallback
-from ..evidence.store import Value
 from ..methods import TESTS, MethodSettings, PerTextTest, Test, create_test
 from ..methods.canonical_order import CanonicalOrder, Shard
 from ..methods.guided import Guided
@@ -34,6 +33,7 @@ from ..report.model import (
     EvidenceIndex,
     IndexComponent,
     ItemRecord,
+    ModelInfo,
     ReferenceInfo,
     Report,
     RunInfo,
@@ -47,9 +47,9 @@ from ..stats.index import evidence_index
 from . import assemble
 from .handles import (
     ModelHandle,
+    NumbersCheck,
     SameNumbers,
     auto_batch_sizes,
-    check_numbers,
     check_reference,
     close_numbers_warning,
     naming_the_reference,
@@ -127,43 +127,18 @@ def _audit(
     target_info = target.info
     target.release()  # free its memory before a reference model loads
 
+    likelihood_tests = [t for t in tests if t.likelihood and isinstance(t, PerTextTest)]
     if unscorable:  # no likelihood test runs: nothing to calibrate
         reason = "the model's log-probs can't be used, so no likelihood test runs"
-        reference = None
-        reference_info = ReferenceInfo(status="none", requested=config.reference, reason=reason)
+        work = ReferenceWork(ReferenceInfo(status="none", requested=config.reference, reason=reason))
     else:
-        reference_info, reference = resolve_reference(config, target_info, options, store, progress)
-    reference_evidence: Evidence | None = None
-    reference_engine: EvidenceEngine | None = None
-    gaps: list[float | None] = []  # how far the reference's first scores lie from the model's
-    reference_warnings: list[str] = []
-    likelihood_tests = [t for t in tests if t.likelihood and isinstance(t, PerTextTest)]
-    if reference is not None and likelihood_tests:
-        reference_engine = EvidenceEngine(
-            reference.get, reference.namespace, store, batch_size, progress, generation_batch_size
-        )
         reference_requests = [r for test in likelihood_tests for text in texts for r in test.requests(text)]
-
-        def check(values: dict[str, Value]) -> None:
-            gaps.append(check_numbers(reference.spec, target_evidence, values))
-
-        # fake models share their numbers by design, but for the questions one has memorised
-        fake = "fake" in (target.backend, reference.backend)
-        try:
-            reference_evidence = reference_engine.compute(
-                reference_requests, "reference", None if fake else check
-            )
-            reference_info.model = reference.info
-            reference_warnings = close_numbers_warning(reference.spec, gaps[0] if gaps else None)
-        except SameNumbers:
-            if config.reference != "auto":
-                raise
-            # the closest GPT-2 is the tested model under another name: as if it had been found by name
-            reason = f"{reference.spec} gives the model's own numbers (the same weights)"
-            reference_info = ReferenceInfo(status="unavailable", requested=config.reference, reason=reason)
-            reference_engine = None
-        finally:
-            reference.release()
+        sizes = (batch_size, generation_batch_size)
+        work = _reference_work(
+            config, options, target, target_info, target_evidence, reference_requests, store, progress, sizes
+        )
+    reference_info, reference, reference_evidence = work.info, work.handle, work.evidence
+    reference_engine = work.engine
     models_loaded = [h.description.name for h in (target, reference) if h is not None and h.loaded]
 
     # Score, test, judge.
@@ -295,7 +270,7 @@ def _audit(
         items=[*items.values(), *control_records.values()],
         caveats=assemble.caveats(results, reference_info, controls, config.model),
         warnings=assemble.warnings(target_engine, reference_engine)
-        + reference_warnings
+        + work.warnings
         + assemble.threads_warning(config, target.backend)
         + (store.notes if isinstance(store, EvidenceCache) else []),
         versions=assemble.versions(),
@@ -329,6 +304,55 @@ class AuditPlan:
     texts: list[str]  # questions, twins and control questions, each once
     shard_plans: dict[str, list[Shard] | str]  # canonical-order shards, or why there are none
     requests: list[Request]  # every test's evidence requests (duplicates included; the engine dedupes)
+
+
+@dataclass
+class ReferenceWork:
+    """The reference as the audit used it: why (or why not), its evidence, and what to warn about."""
+
+    info: ReferenceInfo
+    handle: ModelHandle | None = None
+    evidence: Evidence | None = None
+    engine: EvidenceEngine | None = None
+    warnings: list[str] = field(default_factory=list)
+
+
+def _reference_work(
+    config: AuditConfig,
+    options: ModelOptions,
+    target: ModelHandle,
+    target_info: ModelInfo,
+    target_evidence: Evidence,
+    requests: list[Request],
+    store: EvidenceStore,
+    progress: ProgressCallback,
+    sizes: tuple[int, int],
+) -> ReferenceWork:
+    """The reference's evidence for ``requests``, its first batch checked against the model's own
+    numbers: an explicit reference that repeats them is refused (:class:`SameNumbers`), an
+    automatic one passed over for the next GPT-2 in size. ``sizes``: the scoring and generation
+    batch sizes."""
+    passed_over: list[str] = []
+    while True:
+        info, handle = resolve_reference(config, target_info, options, store, progress, passed_over)
+        if handle is None or not requests:
+            return ReferenceWork(info, handle)
+        engine = EvidenceEngine(handle.get, handle.namespace, store, sizes[0], progress, sizes[1])
+        check = NumbersCheck(handle.spec, target_evidence, kept=isinstance(store, EvidenceCache))
+        # fake models share their numbers by design, but for the questions one has memorised
+        fake = "fake" in (target.backend, handle.backend)
+        try:
+            evidence = engine.compute(requests, "reference", None if fake else check)
+        except SameNumbers:
+            if config.reference != "auto":
+                raise
+            passed_over.append(handle.spec)  # the tested model under another name, as if named so
+            continue
+        finally:
+            handle.release()
+        info.model = handle.info
+        warnings = close_numbers_warning(handle.spec, check.gap, explicit=config.reference != "auto")
+        return ReferenceWork(info, handle, evidence, engine, warnings)
 
 
 def plan_audit(config: AuditConfig) -> AuditPlan:

@@ -121,7 +121,8 @@ def caveats(
     if shift:
         notes.append(shift)
     if reference.status == "unavailable":
-        notes.append(f"No reference model: {reference.reason} {offline_reference(tested)}")
+        reason = reference.reason.rstrip(".")
+        notes.append(f"No reference model: {reason}. {offline_reference(tested)}")
     few = few_controls_caveat(results)
     if few:
         notes.append(few)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 import gc
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -135,8 +135,10 @@ def resolve_reference(
     options: ModelOptions,
     store: EvidenceStore,
     progress: ProgressCallback,
+    passed_over: Sequence[str] = (),
 ) -> tuple[ReferenceInfo, ModelHandle | None]:
-    """The reference model to calibrate likelihood tests with, or why there is none."""
+    """The reference model to calibrate likelihood tests with, or why there is none; the automatic
+    one is not one of ``passed_over`` (GPT-2s found to give the model's own numbers)."""
     requested = config.reference
     if requested == "none":
         return ReferenceInfo(status="none", requested=requested, reason="--reference none"), None
@@ -147,7 +149,7 @@ def resolve_reference(
             ), None
         # the closest GPT-2 that is not the tested model itself (a GPT-2 less its own scores is zero)
         for name in references_by_size(target.num_parameters):
-            if same_hub_model(name, target.spec):
+            if same_hub_model(name, target.spec) or name in passed_over:
                 continue
             try:
                 handle = ModelHandle(name, options, store, progress)
@@ -161,9 +163,10 @@ def resolve_reference(
             if not target.num_parameters:  # a served model: the API does not say its size
                 reason = f"the model's size is unknown (--reference NAME chooses): {name}"
             return ReferenceInfo(status="used", requested=requested, reason=reason), handle
-        return ReferenceInfo(
-            status="unavailable", requested=requested, reason="no GPT-2 but the tested model itself"
-        ), None
+        reason = "no GPT-2 but the tested model itself"
+        if passed_over:
+            reason += f" ({', '.join(passed_over)} gave its own numbers: the same weights)"
+        return ReferenceInfo(status="unavailable", requested=requested, reason=reason), None
     # An explicit reference that can't be found is an error, not a silent fallback.
     with naming_the_reference():
         handle = ModelHandle(requested, options, store, progress)
@@ -194,50 +197,71 @@ def check_reference(
 class SameNumbers(InputError):
     """The reference gives the model's own numbers: the same weights under another name or format."""
 
-    def __init__(self, spec: str, texts: int, gap: float) -> None:
+    def __init__(self, spec: str, texts: int, gap: float, kept: bool = True) -> None:
         self.spec, self.texts, self.gap = spec, texts, gap
         within = f"to within {gap:.2g} nats on average" if gap else "exactly"
         super().__init__(
             f"--reference {spec!r} gives the model's own numbers: its token log-probs on the first "
             f"{texts} texts are the model's {within} (the same weights under another name or "
             "format), so each score less its own would be zero and no test could find anything. "
-            "Pass a model that never saw the benchmark, or --reference none. What was computed is "
-            "kept in the cache."
+            "Pass a model of another family that never saw the benchmark (offline, a packaged one: "
+            "pkg:gemma-3-270m or pkg:smollm2-135m-instruct, whichever is not the model's family), "
+            "or --reference none." + (" What was computed is kept in the cache." if kept else "")
         )
 
 
-def check_numbers(spec: str, target: Evidence, reference: dict[str, Value]) -> float | None:
+def check_numbers(
+    spec: str, target: Evidence, reference: dict[str, Value], kept: bool = True
+) -> float | None:
     """How far the reference's scores in ``reference`` lie from the model's: the mean absolute
-    difference of their token log-probs, over all their tokens (None where a text has another number
-    of tokens, or none is compared); :class:`SameNumbers` below :data:`SAME_NUMBERS_NATS`."""
+    difference of their token log-probs, over all the tokens of the texts that have as many tokens
+    in both (None unless at least half of them do); :class:`SameNumbers` below
+    :data:`SAME_NUMBERS_NATS` (``kept``: what was computed is in a cache)."""
     gaps: list[np.ndarray] = []
+    paired = 0
     for key, value in reference.items():
         own = target.value(key)
         if not isinstance(value, TokenStats) or not isinstance(own, TokenStats):
             continue
-        if own.num_tokens != value.num_tokens:
-            return None
+        paired += 1
+        if own.num_tokens != value.num_tokens:  # another tokenizer, or cut elsewhere
+            continue
         apart = np.abs(own.logprobs.astype(np.float64) - value.logprobs.astype(np.float64))
-        gaps.append(apart[np.isfinite(apart)])  # a position a backend leaves unscored (NaN) is not compared
-    compared = np.concatenate(gaps) if gaps else np.array([])
-    if not compared.size:
+        apart = apart[np.isfinite(apart)]  # a position a backend leaves unscored (NaN) is not compared
+        if apart.size:
+            gaps.append(apart)
+    if not gaps or 2 * len(gaps) < paired:
         return None
-    gap = float(compared.mean())
+    gap = float(np.concatenate(gaps).mean())
     if gap < SAME_NUMBERS_NATS:
-        raise SameNumbers(spec, len(gaps), gap)
+        raise SameNumbers(spec, len(gaps), gap, kept)
     return gap
 
 
-def close_numbers_warning(spec: str, gap: float | None) -> list[str]:
+class NumbersCheck:
+    """:func:`check_numbers` as the engine's check of a reference's first scores; ``gap`` is what it
+    measured (None: not measured)."""
+
+    def __init__(self, spec: str, target: Evidence, kept: bool) -> None:
+        self.spec, self.target, self.kept = spec, target, kept
+        self.gap: float | None = None
+
+    def __call__(self, values: dict[str, Value]) -> None:
+        self.gap = check_numbers(self.spec, self.target, values, self.kept)
+
+
+def close_numbers_warning(spec: str, gap: float | None, explicit: bool = True) -> list[str]:
     """A reference whose numbers lie close to the model's, but not close enough to refuse it."""
     if gap is None or gap >= CLOSE_NUMBERS_NATS:
         return []
+    what = "pass a model of another family that never saw the benchmark"
     return [
-        f"The reference {spec} gives nearly the model's own numbers: its token log-probs on the first "
-        f"texts differ from the model's by {gap:.2g} nats on average (the same weights in another "
-        "precision differ by about that much; a model fine-tuned once on a hundred questions, by 0.3 "
-        "or more). If it is the model under audit in another format, each score less its own is "
-        "noise, and no test could find anything: pass a model that never saw the benchmark."
+        f"The reference {spec} gives nearly the model's own numbers: its token log-probs on its first "
+        f"batch of texts differ from the model's by {gap:.2g} nats on average (the same weights in "
+        "another precision differ by about that much; a model fine-tuned once on a hundred questions, "
+        "by 0.3 or more). If it is the model under audit in another format, each score less its own "
+        f"is noise, and no test could find anything: {what}"
+        + ("." if explicit else " with --reference NAME.")
     ]
 
 

@@ -45,7 +45,9 @@ def reference_line(report: Report) -> str:
     ref = report.reference
     if ref.status == "used" and ref.model is not None:
         return ref.model.name
-    why = ["unavailable offline"] if ref.status == "unavailable" else []
+    why = []
+    if ref.status == "unavailable":  # the automatic one could not be loaded (offline), or is the model
+        why.append("unavailable offline" if "could not be loaded" in ref.reason else ref.reason)
     if any(t.kind == "bulk" and t.status != "skipped" for t in report.tests):
         why.append("likelihood tests judged against the bulk of the benchmark")
     return "none" + (f" ({'; '.join(why)})" if why else "")
