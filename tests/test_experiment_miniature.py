@@ -29,6 +29,7 @@ import guided_halves
 import neighbours
 import null_skew
 import number_logprobs
+import one_pass_bound
 import reexposure
 import same_numbers
 import sample_size
@@ -278,6 +279,15 @@ def test_canonical_order_experiment_on_a_tiny_model(tmp_path, capsys):
     with pytest.raises(SystemExit, match="trained with other settings \\(lr\\)"):
         canonical_order.main([*rerun, "--lr", "1e-3", "--out", str(out)])
     assert "wrote " in capsys.readouterr().out
+
+
+def test_the_one_pass_bound_is_the_binormal_arithmetic(capsys):
+    one_pass_bound.main([])
+    rows = [line.split(" | ") for line in capsys.readouterr().out.splitlines()[2:]]
+    assert [row[0] for row in rows] == ["| 0.72", "| 0.76", "| 0.79", "| 0.85", "| 0.90"]
+    at_auroc_half = one_pass_bound.bound(0.5 + 1e-9)  # no ranking: flags as many of each half
+    assert at_auroc_half["at 10%"] == pytest.approx(0.10, abs=1e-6)
+    assert one_pass_bound.bound(0.76)["separation"] == pytest.approx(1.0, abs=0.01)
 
 
 def test_the_simulated_tail_experiment_reports_what_the_bulk_null_flags(capsys):
