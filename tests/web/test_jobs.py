@@ -87,6 +87,17 @@ def test_the_result_page_has_skipped_tests_and_caveats(client):
         assert caveat[:40].replace("'", "&#39;") in view
 
 
+def test_the_job_page_says_which_tests_were_asked_for(client):
+    every = ["completion", "min-k", "min-k++", "zlib", "guided", "canonical-order"]  # the form's default
+    quick = start_job(client, tests=every, quick="1", limit="30", no_order="1")
+    assert wait_for(client, quick)["status"] == "done"
+    assert "· tests: likelihood tests only (--quick)" in " ".join(client.get(f"/jobs/{quick}").text.split())
+    both = start_job(client, tests=["min-k", "completion"], quick="1", limit="30")
+    assert wait_for(client, both)["status"] == "done"
+    said = " ".join(client.get(f"/jobs/{both}").text.split())
+    assert "· tests: min-k, completion (likelihood only: --quick) ·" in said
+
+
 def test_audits_wait_in_line_and_run_one_at_a_time(client):
     first = start_job(client, model=SLOW, limit="20")
     second = start_job(client, model=SLOW, limit="20", seed="1")
