@@ -198,6 +198,17 @@ def test_an_audit_through_the_server_reads_as_in_process(vllm_server, tmp_path, 
 
 
 @pytest.mark.slow
+def test_the_model_behind_a_server_as_its_own_reference_is_refused(vllm_server, tmp_path, capsys):
+    # The same weights in-process and served: another identity, the same numbers (to 1e-5 nats).
+    args = [MODEL, "sample", "-n", "24", "--tests", "min-k,zlib", "--threads", "2", "--cache", str(tmp_path)]
+    assert main([*args, "--reference", f"openai:{vllm_server}"]) == 2
+    err = capsys.readouterr().err
+    assert (
+        f"--reference 'openai:{vllm_server}' gives the model's own numbers" in err and "Traceback" not in err
+    )
+
+
+@pytest.mark.slow
 def test_the_key_goes_with_every_request_and_its_absence_is_named(vllm_server, monkeypatch, capsys):
     # every other test of vLLM passes only with the key (the server was started with --api-key)
     monkeypatch.delenv("CONTAMCHECK_API_KEY")
