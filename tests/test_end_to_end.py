@@ -139,11 +139,13 @@ def test_an_automatic_reference_that_gives_the_models_own_numbers_is_passed_over
     _, report = run_json(capsys, *args)
     assert report["reference"]["status"] == "used"
     assert report["reference"]["model"]["name"].endswith("cheater")
+    passed = f"({copy} gave the model's own numbers: the same weights)"
+    assert report["reference"]["reason"] == f"closest GPT-2 in size: {tiny_setup.cheater} {passed}"
     assert report["items"][0]["tests"]["min-k"]["reference_score"] is not None
     # With no other: no reference, and the report says why.
     candidates.pop()
     _, report = run_json(capsys, *args)
-    reason = f"no GPT-2 but the tested model itself ({copy} gave its own numbers: the same weights)"
+    reason = f"no GPT-2 but the tested model itself {passed}"
     assert report["reference"] == {
         "status": "unavailable",
         "requested": "auto",

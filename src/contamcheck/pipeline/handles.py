@@ -162,10 +162,12 @@ def resolve_reference(
             reason = f"closest GPT-2 in size: {name}"
             if not target.num_parameters:  # a served model: the API does not say its size
                 reason = f"the model's size is unknown (--reference NAME chooses): {name}"
+            if passed_over:
+                reason += f" ({', '.join(passed_over)} gave the model's own numbers: the same weights)"
             return ReferenceInfo(status="used", requested=requested, reason=reason), handle
         reason = "no GPT-2 but the tested model itself"
         if passed_over:
-            reason += f" ({', '.join(passed_over)} gave its own numbers: the same weights)"
+            reason += f" ({', '.join(passed_over)} gave the model's own numbers: the same weights)"
         return ReferenceInfo(status="unavailable", requested=requested, reason=reason), None
     # An explicit reference that can't be found is an error, not a silent fallback.
     with naming_the_reference():
