@@ -343,6 +343,7 @@ def _reference_work(
         fake = "fake" in (target.backend, handle.backend)
         try:
             evidence = engine.compute(requests, "reference", None if fake else check)
+            info.model = handle.info  # before the release: it may load the model to count parameters
         except SameNumbers:
             if config.reference != "auto":
                 raise
@@ -350,7 +351,6 @@ def _reference_work(
             continue
         finally:
             handle.release()
-        info.model = handle.info
         warnings = close_numbers_warning(handle.spec, check.gap, explicit=config.reference != "auto")
         return ReferenceWork(info, handle, evidence, engine, warnings)
 
