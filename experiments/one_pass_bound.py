@@ -1,16 +1,20 @@
-"""How many leaked questions can any flag rule catch at a given ranking quality? A bound, no model.
+"""What a one-pass ranking allows without a reference: a known null, and the null the audit can fit.
 
 The issue "Memorised questions, not domain familiarity" asks, without a reference, for at least 30%
-of a once-seen half to be flagged while at most 10% of the never-seen half is. The best score
-without a second model ranks the one-pass leak at AUROC 0.76-0.79 (zlib; docs/METHODS.md). This
-asks what that ranking allows in the best case: scores of the two halves normal with one spread
-(the binormal model, whose AUROC is Phi(d / sqrt 2) for a separation of d spreads), and the
-never-seen half's distribution known exactly, which no audit has (the bulk null estimates it from a
-benchmark of which half may be leaked). Printed per AUROC: the share of the leaked half flagged
-when 5% or 10% of the never-seen half is; and under the audit's rule that a flag needs the question
-to be four times as likely memorised as not (with half the questions leaked, the likelihood ratio
-at least 4), what that rule flags of each half; and how much of the never-seen half must be
-flagged to catch 30% of the leaked one, with the odds that a question at that threshold was seen.
+of a once-seen half to be flagged while at most 10% of the never-seen half is. Without a second
+model SmolLM2's best single test ranks the one-pass leak at AUROC 0.72-0.79 (zlib up to 0.76,
+Min-K%++ 0.79 on GSM8K seed 0; docs/METHODS.md). Two questions:
+
+1. **With the never-seen half's distribution known exactly** (what a control file of the same kind
+   approaches), how much of the leaked half lies above its 95th / 90th percentile? Under the
+   binormal model (both halves normal with one spread, the leaked one d spreads higher, AUROC =
+   Phi(d / sqrt 2)), and on the saved per-question scores of the one-pass audits without a reference
+   (the oracle threshold set on the held-out half itself), which can beat the binormal model.
+2. **With the null fitted to the benchmark** as the audit fits it where no tail stands apart (at
+   these separations the two halves make one bell, and the bulk holds every question): one normal
+   fitted to the half-leaked whole, flags above its 95th percentile. Under the binormal model its
+   centre is d / 2 and its spread sqrt(1 + d^2 / 4), so it flags a share of each half that the
+   table prints beside what the audits flagged.
 
     python experiments/one_pass_bound.py --out docs/validation/one-pass-bound.md
 """
@@ -18,54 +22,117 @@ flagged to catch 30% of the leaked one, with the odds that a question at that th
 from __future__ import annotations
 
 import argparse
+import json
 import math
 from pathlib import Path
 
+import numpy as np
 from scipy.stats import norm
 
-ODDS = 4.0  # a flag needs four to one (docs/METHODS.md, "A flag needs four to one")
+VALIDATION = Path(__file__).resolve().parents[1] / "docs" / "validation"
+# the one-pass audits without a reference, with the split that says which half leaked
+AUDITS = [
+    ("GSM8K seed 0", "gsm8k-seed0/default-leak-1.json", "gsm8k-seed0.split.json"),
+    ("GSM8K seed 3", "sample-size/gsm8k-seed3/default-leak-1.json", "sample-size/gsm8k-seed3.split.json"),
+    ("GSM8K seed 5", "sample-size/gsm8k-seed5/default-leak-1.json", "sample-size/gsm8k-seed5.split.json"),
+    ("HumanEval seed 0", "humaneval-seed0/default-leak-1.json", "humaneval-seed0.split.json"),
+]
+TESTS = ("min-k", "min-k++", "zlib")
 
 
-def bound(auroc: float) -> dict[str, float]:
-    separation = math.sqrt(2) * norm.ppf(auroc)
-    # equal halves: the posterior odds are the likelihood ratio exp(d x - d^2 / 2)
-    threshold = (math.log(ODDS) + separation**2 / 2) / separation
+def binormal(auroc: float) -> dict[str, float]:
+    """The binormal model at this AUROC: the leaked half above the known null's 95th and 90th
+    percentiles; and each half above the 95th percentile of one normal fitted to the whole."""
+    d = math.sqrt(2) * norm.ppf(auroc)
+    fitted = d / 2 + norm.ppf(0.95) * math.sqrt(1 + d**2 / 4)
     return {
-        "separation": separation,
-        "at 5%": float(norm.cdf(separation - norm.ppf(0.95))),
-        "at 10%": float(norm.cdf(separation - norm.ppf(0.90))),
-        "rule held-out": float(norm.sf(threshold)),
-        "rule leaked": float(norm.sf(threshold - separation)),
-        "held-out for 30%": float(norm.sf(separation - norm.ppf(0.30))),
-        # the odds that a question at that threshold was memorised (equal halves)
-        "odds for 30%": math.exp(separation * (separation - norm.ppf(0.30)) - separation**2 / 2),
+        "separation": d,
+        "known 5%": float(norm.sf(norm.ppf(0.95) - d)),
+        "known 10%": float(norm.sf(norm.ppf(0.90) - d)),
+        "fitted leaked": float(norm.sf(fitted - d)),
+        "fitted held-out": float(norm.sf(fitted)),
     }
+
+
+def auroc(positive: np.ndarray, negative: np.ndarray) -> float:
+    greater = (positive[:, None] > negative[None, :]).mean()
+    ties = (positive[:, None] == negative[None, :]).mean()
+    return float(greater + ties / 2)
+
+
+def saved(report_path: Path, split_path: Path) -> list[dict[str, float | str]]:
+    """Per test of a saved audit: the AUROC of leaked vs held-out, the leaked half above the held-out
+    half's own 95th and 90th percentiles, and what the audit flagged of each half."""
+    report = json.loads(report_path.read_text(encoding="utf-8"))
+    leaked = set(json.loads(split_path.read_text(encoding="utf-8"))["leaked"])
+    rows: list[dict[str, float | str]] = []
+    for test in TESTS:
+        scores: dict[bool, list[float]] = {True: [], False: []}
+        flags: dict[bool, list[bool]] = {True: [], False: []}
+        for item in report["items"]:
+            entry = (item.get("tests") or {}).get(test) or {}
+            if item.get("is_control") or entry.get("score") is None:
+                continue
+            seen = item["id"] in leaked
+            scores[seen].append(float(entry["score"]))
+            flags[seen].append(bool(entry.get("flagged")))
+        if not scores[True] or not scores[False]:
+            continue
+        seen_scores, unseen = np.array(scores[True]), np.array(scores[False])
+        rows.append(
+            {
+                "test": test,
+                "auroc": auroc(seen_scores, unseen),
+                "known 5%": float((seen_scores > np.quantile(unseen, 0.95)).mean()),
+                "known 10%": float((seen_scores > np.quantile(unseen, 0.90)).mean()),
+                "flagged leaked": float(np.mean(flags[True])),
+                "flagged held-out": float(np.mean(flags[False])),
+            }
+        )
+    return rows
 
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--out", type=Path, help="write the table here (Markdown)")
+    parser.add_argument("--out", type=Path, help="write the tables here (Markdown)")
     args = parser.parse_args(argv)
     lines = [
-        "| AUROC | separation (spreads) | leaked flagged at 5% held-out | at 10% held-out | "
-        "four-to-one rule: held-out / leaked | held-out flagged for 30% of the leaked | "
-        "odds at that threshold |",
-        "|---|---|---|---|---|---|---|",
+        "Binormal model (both halves normal with one spread, half the questions leaked):",
+        "",
+        "| AUROC | separation (spreads) | known null: leaked above its 95th / 90th percentile | "
+        "one normal fitted to the whole: leaked / held-out above its 95th percentile |",
+        "|---|---|---|---|",
     ]
-    for auroc in (0.72, 0.76, 0.79, 0.85, 0.90):
-        row = bound(auroc)
+    for value in (0.72, 0.76, 0.79, 0.85, 0.90):
+        row = binormal(value)
         lines.append(
-            f"| {auroc:.2f} | {row['separation']:.2f} | {row['at 5%']:.0%} | {row['at 10%']:.0%} | "
-            f"{row['rule held-out']:.0%} / {row['rule leaked']:.0%} | {row['held-out for 30%']:.1%} | "
-            f"{row['odds for 30%']:.1f} to 1 |"
+            f"| {value:.2f} | {row['separation']:.2f} | {row['known 5%']:.0%} / {row['known 10%']:.0%} | "
+            f"{row['fitted leaked']:.1%} / {row['fitted held-out']:.1%} |"
         )
+    lines += [
+        "",
+        "The saved one-pass audits without a reference (scores as saved; flags as saved, under the",
+        "rule of their day):",
+        "",
+        "| audit | test | AUROC | held-out half as the null: leaked above its 95th / 90th percentile | "
+        "the audit flagged: leaked / held-out |",
+        "|---|---|---|---|---|",
+    ]
+    for name, report, split in AUDITS:
+        if not (VALIDATION / report).is_file():
+            continue
+        for row in saved(VALIDATION / report, VALIDATION / split):
+            lines.append(
+                f"| {name} | {row['test']} | {row['auroc']:.2f} | {row['known 5%']:.0%} / "
+                f"{row['known 10%']:.0%} | {row['flagged leaked']:.0%} / {row['flagged held-out']:.0%} |"
+            )
     table = "\n".join(lines)
     print(table)
     if args.out:
         command = f"python experiments/one_pass_bound.py --out {args.out}"
-        heading = "# What a ranking allows: flags at a known null (binormal, equal halves)"
+        heading = "# What a one-pass ranking allows: a known null, and the null the audit fits"
         args.out.write_text(f"{heading}\n\n`{command}`\n\n{table}\n", encoding="utf-8")
 
 
