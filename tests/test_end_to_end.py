@@ -136,7 +136,18 @@ def test_an_automatic_reference_that_gives_the_models_own_numbers_is_passed_over
     candidates = [str(copy), str(tiny_setup.cheater)]
     monkeypatch.setattr("contamcheck.pipeline.handles.references_by_size", lambda size: candidates)
     args = [str(tiny_setup.clean), str(tiny_setup.benchmark), "--tests", "min-k", "--reference", "auto"]
-    _, report = run_json(capsys, *args)
+    saved = tmp_path / "report.json"
+    main([*args, "--threads", "2", "--cache", str(tmp_path / "cache"), "--output", str(saved)])
+    err = capsys.readouterr().err.splitlines()
+    # The copy's scoring line ends as failed; the next reference's starts afresh and ends as done.
+    failed = next(
+        i for i, line in enumerate(err) if re.fullmatch(r"reference: scoring: failed \(\d+ s\)", line)
+    )
+    again = err[failed + 1 :]
+    assert any(re.fullmatch(r"reference: scoring: \d+ to do", line) for line in again), err
+    assert any(re.fullmatch(r"reference: scoring: (\d+)/\1 done \(\d+ s\)", line) for line in again), err
+    report = json.loads(saved.read_text())
+    assert [Path(name).name for name in report["run"]["models_loaded"][1:]] == ["copy", "cheater"]
     assert report["reference"]["status"] == "used"
     assert report["reference"]["model"]["name"].endswith("cheater")
     passed = f"({copy} gave the model's own numbers: the same weights)"

@@ -67,6 +67,16 @@ def test_the_automatic_reference_is_never_the_tested_model(monkeypatch):
     config = AuditConfig(model=gpt2, benchmark="sample")
     info, handle = handles.resolve_reference(config, target, ModelOptions(), MemoryStore(), lambda *a: None)
     assert tried == ["openai-community/gpt2-medium"] and handle is None and info.status == "unavailable"
+    # After passing over one that gave the model's own numbers, the next that can't load says both.
+    passed = ["openai-community/gpt2-medium"]
+    info, _ = handles.resolve_reference(
+        config, target, ModelOptions(), MemoryStore(), lambda *a: None, passed
+    )
+    assert tried[-1] == "openai-community/gpt2-large"
+    assert info.reason.startswith(
+        "automatic reference openai-community/gpt2-large could not be loaded (openai-community/gpt2-medium "
+        "gave the model's own numbers: the same weights): "
+    )
 
 
 def test_local_folders_differing_in_case_are_not_the_same_model(tmp_path):

@@ -389,6 +389,25 @@ def test_unreadable_or_invalid_job_files_are_skipped_not_fatal(open_client, data
     assert restarted.get("/?again=../../etc").status_code == 200
 
 
+def test_a_failed_stage_that_starts_again_gets_a_new_clock(tmp_path, monkeypatch):
+    # An automatic reference passed over (the model under another name): the next one scores under
+    # the same label, and its stage counts its own seconds.
+    from contamcheck import AuditConfig
+    from contamcheck.evidence.engine import FAILED
+    from contamcheck.web import jobs
+    from contamcheck.web.jobs import JobStore
+
+    now = [100.0]
+    monkeypatch.setattr(jobs.time, "monotonic", lambda: now[0])
+    store = JobStore(tmp_path)
+    job = store.create(AuditConfig(model="fake:clean", benchmark="sample"), "sample").id
+    for at, done, total in [(100, 0, 40), (160, 0, FAILED), (161, 0, 40), (163, 40, 40)]:
+        now[0] = at
+        store.progress(job, "reference: scoring", done, total)
+    (stage,) = store.get(job).stages
+    assert (stage.done, stage.total, stage.seconds) == (40, 40, 2.0)
+
+
 def test_audits_created_within_one_second_are_listed_newest_first(tmp_path):
     from contamcheck import AuditConfig
     from contamcheck.web.jobs import JobStore

@@ -84,7 +84,7 @@ class ProgressBars:
                 self._write(f"{label}: {total} to do" if total else f"{label} …")
         started, said = self._lines[label]
         if total == FAILED:
-            self._lines[label] = (started, 4)
+            del self._lines[label]  # a step that starts again under its label (the next reference) is new
             self._write(f"{label}: failed ({now - started:.0f} s)")
             return
         if not total or done < total:

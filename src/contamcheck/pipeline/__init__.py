@@ -139,7 +139,8 @@ def _audit(
         )
     reference_info, reference, reference_evidence = work.info, work.handle, work.evidence
     reference_engine = work.engine
-    models_loaded = [h.description.name for h in (target, reference) if h is not None and h.loaded]
+    handles = [target, *work.passed_over, reference]
+    models_loaded = [h.description.name for h in handles if h is not None and h.loaded]
 
     # Score, test, judge.
     has_reference = reference_info.status == "used"
@@ -315,6 +316,7 @@ class ReferenceWork:
     evidence: Evidence | None = None
     engine: EvidenceEngine | None = None
     warnings: list[str] = field(default_factory=list)
+    passed_over: list[ModelHandle] = field(default_factory=list)  # automatic ones that were the model
 
 
 def _reference_work(
@@ -332,11 +334,12 @@ def _reference_work(
     numbers: an explicit reference that repeats them is refused (:class:`SameNumbers`), an
     automatic one passed over for the next GPT-2 in size. ``sizes``: the scoring and generation
     batch sizes."""
-    passed_over: list[str] = []
+    passed_over: list[ModelHandle] = []
     while True:
-        info, handle = resolve_reference(config, target_info, options, store, progress, passed_over)
+        names = [h.spec for h in passed_over]
+        info, handle = resolve_reference(config, target_info, options, store, progress, names)
         if handle is None or not requests:
-            return ReferenceWork(info, handle)
+            return ReferenceWork(info, handle, passed_over=passed_over)
         engine = EvidenceEngine(handle.get, handle.namespace, store, sizes[0], progress, sizes[1])
         check = NumbersCheck(handle.spec, target_evidence, kept=isinstance(store, EvidenceCache))
         # fake models share their numbers by design, but for the questions one has memorised
@@ -347,12 +350,12 @@ def _reference_work(
         except SameNumbers:
             if config.reference != "auto":
                 raise
-            passed_over.append(handle.spec)  # the tested model under another name, as if named so
+            passed_over.append(handle)  # the tested model under another name, as if named so
             continue
         finally:
             handle.release()
         warnings = close_numbers_warning(handle.spec, check.gap, explicit=config.reference != "auto")
-        return ReferenceWork(info, handle, evidence, engine, warnings)
+        return ReferenceWork(info, handle, evidence, engine, warnings, passed_over)
 
 
 def plan_audit(config: AuditConfig) -> AuditPlan:

@@ -148,6 +148,11 @@ def resolve_reference(
                 status="none", requested=requested, reason="the fake backend has no reference"
             ), None
         # the closest GPT-2 that is not the tested model itself (a GPT-2 less its own scores is zero)
+        said = (
+            f" ({', '.join(passed_over)} gave the model's own numbers: the same weights)"
+            if passed_over
+            else ""
+        )
         for name in references_by_size(target.num_parameters):
             if same_hub_model(name, target.spec) or name in passed_over:
                 continue
@@ -155,19 +160,15 @@ def resolve_reference(
                 handle = ModelHandle(name, options, store, progress)
                 identity = handle.namespace.split("|")[0]  # a Hub model not yet local loads (downloads) here
             except ContamcheckError as exc:
-                reason = f"automatic reference {name} could not be loaded: {exc}"
+                reason = f"automatic reference {name} could not be loaded{said}: {exc}"
                 return ReferenceInfo(status="unavailable", requested=requested, reason=reason), None
             if identity == target.identity or same_revision(identity, target.identity):
                 continue
             reason = f"closest GPT-2 in size: {name}"
             if not target.num_parameters:  # a served model: the API does not say its size
                 reason = f"the model's size is unknown (--reference NAME chooses): {name}"
-            if passed_over:
-                reason += f" ({', '.join(passed_over)} gave the model's own numbers: the same weights)"
-            return ReferenceInfo(status="used", requested=requested, reason=reason), handle
-        reason = "no GPT-2 but the tested model itself"
-        if passed_over:
-            reason += f" ({', '.join(passed_over)} gave the model's own numbers: the same weights)"
+            return ReferenceInfo(status="used", requested=requested, reason=reason + said), handle
+        reason = "no GPT-2 but the tested model itself" + said
         return ReferenceInfo(status="unavailable", requested=requested, reason=reason), None
     # An explicit reference that can't be found is an error, not a silent fallback.
     with naming_the_reference():

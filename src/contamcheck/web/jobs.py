@@ -30,7 +30,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ..config import AuditConfig
 from ..errors import ContamcheckError
-from ..evidence.engine import ANALYSIS
+from ..evidence.engine import ANALYSIS, FAILED
 from ..report.io import write_atomic
 
 if TYPE_CHECKING:
@@ -210,6 +210,9 @@ class JobStore:
         """Record a progress call in memory (saved with the job's next status change)."""
         with self._lock:
             record = self._jobs[job_id]
+            again = any(s.label == label and s.total == FAILED and total != FAILED for s in record.stages)
+            if again:  # a failed step starting again under its label (the next reference): a new clock
+                self._stage_clock.pop((job_id, label), None)
             started = self._stage_clock.setdefault((job_id, label), time.monotonic())
             seconds = round(time.monotonic() - started, 1)
             for stage in record.stages:
