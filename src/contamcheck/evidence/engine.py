@@ -105,11 +105,12 @@ class EvidenceEngine:
             working: list[list[Request]] = []
             for index, batch in enumerate(plan_batches(asked, size)):
                 if all(r.key in cached for r in batch):  # the store holds it whole: read, not computed
-                    values.update({r.key: cached[r.key] for r in batch})
+                    read = {r.key: cached[r.key] for r in batch}
+                    values.update(read)
                     self.stats.from_store += len(batch)
                     if index == 0 and check is not None and kind == "score":
                         first, check = check, None
-                        first({r.key: cached[r.key] for r in batch})
+                        first(read)
                 else:
                     working.append(batch)
             total = sum(len(batch) for batch in working)

@@ -25,7 +25,7 @@ from ..errors import ContamcheckError, InputError
 from ..evidence import EvidenceStore
 from ..evidence.engine import FAILED, Evidence, ProgressCallback
 from ..evidence.store import Value
-from ..report.model import ModelInfo, ReferenceInfo
+from ..report.model import NOT_LOADED, ModelInfo, ReferenceInfo
 
 GPU_BATCH_SIZE = 64
 CPU_BATCH_SIZE = 16
@@ -160,7 +160,7 @@ def resolve_reference(
                 handle = ModelHandle(name, options, store, progress)
                 identity = handle.namespace.split("|")[0]  # a Hub model not yet local loads (downloads) here
             except ContamcheckError as exc:
-                reason = f"automatic reference {name} could not be loaded{said}: {exc}"
+                reason = f"automatic reference {name} {NOT_LOADED}{said}: {exc}"
                 return ReferenceInfo(status="unavailable", requested=requested, reason=reason), None
             if identity == target.identity or same_revision(identity, target.identity):
                 continue
@@ -201,7 +201,6 @@ class SameNumbers(InputError):
     """The reference gives the model's own numbers: the same weights under another name or format."""
 
     def __init__(self, spec: str, texts: int, gap: float, kept: bool = True) -> None:
-        self.spec, self.texts, self.gap = spec, texts, gap
         within = f"to within {gap:.2g} nats on average" if gap else "exactly"
         super().__init__(
             f"--reference {spec!r} gives the model's own numbers: its token log-probs on the first "

@@ -38,6 +38,11 @@ class ModelInfo(_Model):
     settings: dict[str, str] = Field(default_factory=dict)
 
 
+# How an automatic reference that could not be loaded is said in ``ReferenceInfo.reason``; the
+# terminal header reads it as "unavailable offline".
+NOT_LOADED = "could not be loaded"
+
+
 class ReferenceInfo(_Model):
     status: Literal["used", "none", "unavailable"]
     requested: str = Field(description="what --reference said: auto, none, or a name or path")

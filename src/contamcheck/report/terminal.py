@@ -8,7 +8,7 @@ from rich.text import Text
 
 from .advice import more_questions_caveat
 from .io import as_saved
-from .model import Report, TestResult
+from .model import NOT_LOADED, Report, TestResult
 
 MARKS = {
     "fail": ("✗", "bold red"),
@@ -47,7 +47,7 @@ def reference_line(report: Report) -> str:
         return ref.model.name
     why = []
     if ref.status == "unavailable":  # the automatic one could not be loaded (offline), or is the model
-        why.append("unavailable offline" if "could not be loaded" in ref.reason else ref.reason)
+        why.append("unavailable offline" if NOT_LOADED in ref.reason else ref.reason)
     if any(t.kind == "bulk" and t.status != "skipped" for t in report.tests):
         why.append("likelihood tests judged against the bulk of the benchmark")
     return "none" + (f" ({'; '.join(why)})" if why else "")

@@ -210,15 +210,14 @@ class JobStore:
         """Record a progress call in memory (saved with the job's next status change)."""
         with self._lock:
             record = self._jobs[job_id]
-            again = any(s.label == label and s.total == FAILED and total != FAILED for s in record.stages)
-            if again:  # a failed step starting again under its label (the next reference): a new clock
-                self._stage_clock.pop((job_id, label), None)
+            known = next((s for s in record.stages if s.label == label), None)
+            if known is not None and known.total == FAILED and total != FAILED:
+                self._stage_clock.pop((job_id, label), None)  # a failed step starting again: a new clock
             started = self._stage_clock.setdefault((job_id, label), time.monotonic())
             seconds = round(time.monotonic() - started, 1)
-            for stage in record.stages:
-                if stage.label == label:
-                    stage.done, stage.total, stage.seconds = done, total, seconds
-                    return
+            if known is not None:
+                known.done, known.total, known.seconds = done, total, seconds
+                return
             stage = Stage(label=label, done=done, total=total, seconds=seconds)
             # A stage that starts while the last one has done nothing yet is what it waits for
             # (the model loads at the first batch that isn't cached): list it first.
