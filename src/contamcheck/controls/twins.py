@@ -22,6 +22,7 @@ import ast
 import hashlib
 import random
 import re
+import warnings
 from bisect import bisect_left
 from collections import Counter
 from collections.abc import Iterable
@@ -144,7 +145,10 @@ def is_python_source(text: str) -> bool:
     if "\n" not in text.strip():
         return False
     try:
-        ast.parse(text)
+        # prose that nearly parses ("1st", "3rd" over lines) warns on stderr: not the user's concern
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", SyntaxWarning)
+            ast.parse(text)
     except (SyntaxError, ValueError):
         return False
     return True
