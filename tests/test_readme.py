@@ -59,9 +59,9 @@ def local(word: str, tiny_setup, request=None) -> str:
     }  # fmt: skip
     if word in models:
         return str(tiny_setup.cheater)
-    if word == "EleutherAI/pythia-6.9b":
+    if word in {"EleutherAI/pythia-6.9b", "pkg:gemma-3-270m"}:
         return str(tiny_setup.clean)
-    if word in {"gsm8k", "questions.jsonl", "mbpp"} or word.startswith("hf:"):
+    if word in {"gsm8k", "questions.jsonl", "mbpp", "mmlu.jsonl"} or word.startswith("hf:"):
         return str(tiny_setup.benchmark)
     if word == "fresh.jsonl":
         return str(tiny_setup.control)

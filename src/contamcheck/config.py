@@ -48,7 +48,7 @@ PATH_FIELDS = ("model", "benchmark", "control", "reference", "cache")  # a pathl
 WHOLE_FIELDS = ("limit", "seed", "twins", "order_shards", "order_permutations")
 OPTIONAL_WHOLE_FIELDS = ("permutations", "batch_size", "threads")
 NUMBER_FIELDS = ("k", "alpha")
-SWITCH_FIELDS = ("quick", "trust_remote_code", "ordered", "no_cache")
+SWITCH_FIELDS = ("quick", "twinless", "trust_remote_code", "ordered", "no_cache")
 
 
 def option_name(field: str) -> str:
@@ -86,6 +86,7 @@ class AuditConfig:
     permutations: int | None = None
     fail_on: Literal["likely", "evidence"] = "likely"
     twins: int = 1
+    twinless: bool = False  # questions without a twin join the likelihood tests, judged by the bulk
     batch_size: int | None = None
     device: Device = "auto"  # checked at run time too, for callers without a type checker
     dtype: Dtype = "auto"
@@ -174,6 +175,11 @@ class AuditConfig:
             raise InputError(
                 "--cache and --no-cache contradict each other: give --cache DIR to keep the evidence "
                 "there, or --no-cache to keep it in memory only."
+            )
+        if self.twinless and self.control is not None:
+            raise InputError(
+                "--twinless lets questions without a number twin into the likelihood tests; with "
+                "--control every question is compared with the control file already: drop one of them."
             )
         if self.control_field is not None and self.control is None:
             raise InputError(

@@ -234,3 +234,20 @@ def test_humaneval_controls_parse_and_cover_the_questions_with_numbers() -> None
     for item in controls.items:
         (twin,) = controls.twins[item.id]
         ast.parse(twin)
+
+
+def test_twinless_draws_questions_without_a_twin_and_leaves_the_default_as_it_was() -> None:
+    default = build_controls(mixed(), limit=1000, seed=0)
+    assert default.set_aside[NO_TWIN_REASON] == len(NO_NUMBERS) and default.without_twin == 0
+    assert build_controls(mixed(), limit=10, seed=3, twinless=False) == build_controls(
+        mixed(), limit=10, seed=3
+    )
+
+    both = build_controls(mixed(), limit=1000, seed=0, twinless=True)
+    assert NO_TWIN_REASON not in both.set_aside
+    assert both.testable == len(WITH_NUMBERS) + len(NO_NUMBERS) == len(both.items)
+    assert set(both.twins) == ids_with_numbers(mixed())  # only those with numbers have a twin
+    assert both.without_twin == len(NO_NUMBERS)
+    assert f"{len(NO_NUMBERS)} without a twin" in both.description
+    alone = build_controls(benchmark_of(NO_NUMBERS), limit=5, seed=0, twinless=True)
+    assert alone.without_twin == 5 and alone.description.startswith("no twins (no question has one")

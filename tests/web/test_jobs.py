@@ -6,6 +6,7 @@ import csv
 import html
 import io
 import json
+import re
 import threading
 from pathlib import Path
 
@@ -96,6 +97,22 @@ def test_the_job_page_says_which_tests_were_asked_for(client):
     assert wait_for(client, both)["status"] == "done"
     said = " ".join(client.get(f"/jobs/{both}").text.split())
     assert "· tests: min-k, completion (likelihood only: --quick) ·" in said
+
+
+def test_questions_without_a_twin_from_the_form(client):
+    """The --twinless box reaches the audit, the job page and the form to change it."""
+    job_id = start_job(client, tests=["min-k"], twinless="1", limit="30")
+    assert wait_for(client, job_id)["status"] == "done"
+    page = " ".join(client.get(f"/jobs/{job_id}").text.split())
+    assert "· questions without a twin too (--twinless)" in page
+    report = client.get(f"/jobs/{job_id}/report.json").json()
+    assert report["settings"]["twinless"] is True and report["tests"][0]["kind"] == "bulk"
+    again = client.get(f"/?again={job_id}").text
+    assert re.search(r'name="twinless" value="1" checked', again)
+    plain = start_job(client, tests=["min-k"], limit="30")
+    assert wait_for(client, plain)["status"] == "done"
+    assert "--twinless)" not in client.get(f"/jobs/{plain}").text
+    assert not re.search(r'name="twinless" value="1" checked', client.get(f"/?again={plain}").text)
 
 
 def test_audits_wait_in_line_and_run_one_at_a_time(client):

@@ -127,6 +127,12 @@ def audit_options(function: Callable[..., Any]) -> Callable[..., Any]:
         ),
         click.option("--twins", type=int, default=1, show_default=True, help="Number twins per question."),
         click.option(
+            "--twinless",
+            is_flag=True,
+            help="Also test questions with no number to change (no twin): the likelihood tests judge "
+            "them against the bulk of the benchmark; for benchmarks without numbers.",
+        ),
+        click.option(
             "--order-shards", type=int, default=10, show_default=True, help="canonical-order shards."
         ),
         click.option(

@@ -43,6 +43,7 @@ def config_from_options(model: str, benchmark: str, options: dict[str, Any]) -> 
         permutations=options.get("permutations"),
         fail_on=options["fail_on"],
         twins=options["twins"],
+        twinless=options["twinless"],
         batch_size=options.get("batch_size"),
         device=options["device"],
         dtype=options["dtype"],

@@ -2,6 +2,10 @@
 
 *Number twins* (paired): each question against the same question with other numbers.
 *A control file* (unpaired): questions the model cannot have seen, e.g. written after its cutoff.
+
+With ``twinless``, questions that get no twin (no number to change) are tested too, by the tests
+that judge a question's own score against the bulk of the benchmark (the likelihood tests); the
+paired tests (completion) skip them.
 """
 
 from __future__ import annotations
@@ -57,16 +61,32 @@ class Controls:
     testable: int = 0  # questions that could have been sampled
     control_pool: int = 0  # usable control-file questions, before the draw of as many as -n
     control_shared: int = 0  # control-file questions that are benchmark questions too: left out
+    twinless: bool = False  # questions without a twin were kept for the bulk tests (--twinless)
 
     @property
     def paired(self) -> bool:
         return self.kind == "twins"
 
     @property
+    def without_twin(self) -> int:
+        """Questions under test that have no twin (only with --twinless)."""
+        return sum(item.id not in self.twins for item in self.items) if self.paired else 0
+
+    @property
     def description(self) -> str:
         if self.paired:
             per = max((len(t) for t in self.twins.values()), default=0)
-            return "number twins" + (f" ({per} per question)" if per > 1 else "")
+            text = "number twins" + (f" ({per} per question)" if per > 1 else "")
+            if self.twinless:
+                alone = self.without_twin
+                if alone == len(self.items):
+                    return "no twins (no question has one; --twinless: each judged against the bulk)"
+                text += (
+                    f"; {alone} without a twin (--twinless: not in completion)"
+                    if alone
+                    else "; --twinless (every question drawn has a twin)"
+                )
+            return text
         drawn = f" drawn from {self.control_pool}" if self.control_pool > len(self.controls) else ""
         shared = (
             f"; {self.control_shared} that are benchmark questions too left out"
@@ -82,8 +102,12 @@ def build_controls(
     seed: int = 0,
     control: Benchmark | None = None,
     twins_per_item: int = 1,
+    twinless: bool = False,
 ) -> Controls:
-    """Set aside untestable questions, then draw a seeded sample of ``limit`` and its controls."""
+    """Set aside untestable questions, then draw a seeded sample of ``limit`` and its controls.
+
+    ``twinless``: a question that gets no twin is drawn too (the bulk tests judge it), not set aside.
+    """
     if limit < 1:
         raise InputError(f"-n/--limit must be at least 1 (got {limit}).")
     if twins_per_item < 1:  # zero twins would make every question "testable" with nothing to compare
@@ -143,16 +167,17 @@ def build_controls(
         if len(made) == twins_per_item:
             twins[item.id] = tuple(made)
     no_twin = len(long_enough) - len(twins)
-    if no_twin:
+    if no_twin and not twinless:
         set_aside[NO_TWIN] = no_twin
-    testable = [item for item in long_enough if item.id in twins]
+    testable = long_enough if twinless else [item for item in long_enough if item.id in twins]
     sample = _sample(testable, limit, rng)
     return Controls(
         "twins",
         sample,
-        twins={item.id: twins[item.id] for item in sample},
+        twins={item.id: twins[item.id] for item in sample if item.id in twins},
         set_aside=set_aside,
         testable=len(testable),
+        twinless=twinless,
     )
 
 

@@ -192,7 +192,12 @@ def _audit(
             )
         elif isinstance(test, PerTextTest):
             use_reference = test.likelihood and reference_evidence is not None
-            scores = score_texts(test, texts, target_evidence, reference_evidence if use_reference else None)
+            scores = score_texts(
+                test,
+                texts_for(test, controls, texts),
+                target_evidence,
+                reference_evidence if use_reference else None,
+            )
             results.append(
                 run_per_text(
                     test,
@@ -248,6 +253,7 @@ def _audit(
             permutations=permutations,
             expected_rate=EXPECTED_RATE,
             twins_per_question=config.twins,
+            twinless=config.twinless,
             batch_size=batch_size,
             generation_batch_size=generation_batch_size,
             reference=config.reference,
@@ -363,7 +369,9 @@ def plan_audit(config: AuditConfig) -> AuditPlan:
     control_benchmark = (
         load_benchmark(config.control, config.control_field, role="control") if config.control else None
     )
-    controls = build_controls(benchmark, config.limit, config.seed, control_benchmark, config.twins)
+    controls = build_controls(
+        benchmark, config.limit, config.seed, control_benchmark, config.twins, config.twinless
+    )
     settings = MethodSettings(
         k=config.k,
         seed=config.seed,
@@ -382,7 +390,7 @@ def plan_audit(config: AuditConfig) -> AuditPlan:
     requests: list[Request] = []
     for test in tests:
         if isinstance(test, PerTextTest):
-            requests += [r for text in texts for r in test.requests(text)]
+            requests += [r for text in texts_for(test, controls, texts) for r in test.requests(text)]
         elif isinstance(test, Guided):
             asked = [*controls.items, *controls.controls]  # controls: none with twins
             requests += [r for item in asked for r in test.requests(item.text)]
@@ -406,8 +414,17 @@ def select_tests(config: AuditConfig, settings: MethodSettings) -> list[Test]:
     return chosen
 
 
-def texts_under_test(controls: Controls) -> list[str]:
-    texts = [item.text for item in controls.items]
+def texts_for(test: PerTextTest, controls: Controls, texts: list[str]) -> list[str]:
+    """The texts a per-text test scores: all, but a paired test (completion) asks nothing of a
+    question without a twin (--twinless), which it can't judge."""
+    if test.likelihood or not controls.paired or controls.without_twin == 0:
+        return texts
+    return texts_under_test(controls, with_twin_only=True)
+
+
+def texts_under_test(controls: Controls, with_twin_only: bool = False) -> list[str]:
+    items = [i for i in controls.items if i.id in controls.twins] if with_twin_only else controls.items
+    texts = [item.text for item in items]
     texts += [twin for item in controls.items for twin in controls.twins.get(item.id, ())]
     texts += [item.text for item in controls.controls]
     return list(dict.fromkeys(texts))
@@ -427,6 +444,13 @@ def describe_calibration(test: Test, controls: Controls, has_reference: bool) ->
             ", minus the reference model's score" if test.likelihood and has_reference else ""
         )
     if test.likelihood:
-        base = "the bulk of the benchmark's own scores (twins: familiarity)"
+        alone = controls.without_twin
+        if not alone:
+            twins = "twins: familiarity"
+        elif alone < len(controls.items):
+            twins = "twins, where a question has one: familiarity"
+        else:
+            twins = "no twins, so no familiarity measured"
+        base = f"the bulk of the benchmark's own scores ({twins})"
         return base + (", minus the reference model's score" if has_reference else "")
     return "number twins"

@@ -27,6 +27,7 @@ def control_info(controls: Controls, control_benchmark: Benchmark | None) -> Con
             kind="twins",
             description=controls.description,
             twins_per_question=max((len(t) for t in controls.twins.values()), default=0),
+            without_twin=controls.without_twin,
         )
     assert control_benchmark is not None
     return ControlInfo(
@@ -44,7 +45,10 @@ def no_items_reason(controls: Controls) -> str:
     reasons = "; ".join(f"{count} {reason}" for reason, count in controls.set_aside.items())
     hint = ""
     if controls.paired and NO_TWIN in controls.set_aside:
-        hint += " A control file needs no numbers: pass --control with questions the model can't have seen."
+        hint += (
+            " A control file needs no numbers: pass --control with questions the model can't have seen; "
+            "or --twinless to judge them in the likelihood tests against the bulk of the benchmark."
+        )
     if TOO_SHORT in controls.set_aside:
         hint += (
             f" Each test of single questions needs at least {MIN_WORDS} words to one (the first part is "
@@ -112,10 +116,12 @@ def caveats(
     if minority:
         spread = " (with a reference, the spread test against the twins still is)"
         used = reference.status == "used"
+        # --twinless with too few twins: a reference, and no spread test
+        spread_ran = any(r.null is not None and r.null.spread_p_value is not None for r in results)
         notes.append(
             f"{listed(minority)}: the never-seen bulk holds under {MINORITY_BULK:.0%} of the questions. "
             f"{MINORITY_WHY[0].upper()}{MINORITY_WHY[1:]}; so no question is flagged there and the "
-            f"tail count is not used{spread if used else ''}. {minority_remedy(used)}"
+            f"tail count is not used{spread if used and spread_ran else ''}. {minority_remedy(used)}"
         )
     shift = whole_benchmark_caveat(results)
     if shift:
@@ -123,6 +129,9 @@ def caveats(
     if reference.status == "unavailable":
         reason = reference.reason.rstrip(".")
         notes.append(f"No reference model: {reason}. {offline_reference(tested)}")
+    alone = twinless_caveat(results, reference, controls)
+    if alone:
+        notes.append(alone)
     few = few_controls_caveat(results)
     if few:
         notes.append(few)
@@ -135,6 +144,34 @@ def caveats(
     if more:
         notes.append(more)
     return notes
+
+
+def twinless_caveat(results: list[TestResult], reference: ReferenceInfo, controls: Controls) -> str | None:
+    """What questions without a twin (--twinless) lose: exact recall, familiarity, and, without a
+    reference, all but heavy leaks (a mixed benchmark's questions spread widely on their own)."""
+    alone = controls.without_twin
+    if not alone:
+        return None
+    if alone == len(controls.items):
+        who, them = "No question had a twin", "them all"
+    else:
+        who = f"{alone} of {len(controls.items)} questions had no twin"
+        them = "them" if alone > 1 else "it"
+    note = (
+        f"{who} (--twinless): the likelihood tests judged {them} against the bulk of the benchmark; "
+        "completion, the test of exact recall, can't judge a question without a twin, and no twin "
+        "measures familiarity with the kind of text there."
+    )
+    ran = any(r.kind == "bulk" and r.status != "skipped" for r in results)
+    if ran and reference.status != "used":
+        note += (
+            " Without a reference a question stands out only when the leak lifted it clear of "
+            "questions that differ a lot among themselves (a benchmark of many subjects): in our "
+            "validation on MMLU ten passes did and three did not, where zlib with a reference model "
+            "of another family (--reference) caught three (docs/VALIDATION.md, benchmarks without "
+            "numbers)."
+        )
+    return note
 
 
 def few_controls_caveat(results: list[TestResult]) -> str | None:

@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from ..benchmarks import Item
-from ..controls import Controls
+from ..controls import NO_TWIN, Controls
 from ..evidence import Evidence
 from ..methods import PerTextTest, Test
 from ..methods.canonical_order import (
@@ -137,15 +137,21 @@ def run_per_text(
     def reference(text: str) -> float | None:
         return finite(scores.reference.get(text, math.nan)) if scores.reference is not None else None
 
+    bulk = controls.paired and test.likelihood
     used_ids: list[str] = []
     statistics: list[float] = []
+    without_twin = 0  # --twinless: judged by the bulk alone, and unscored by a paired test
     for item in controls.items:
         original = scores.compared(item.text)
         record = ItemTestResult(
             score=finite(original), reference_score=reference(item.text), generated=generated(item.text)
         )
         statistic = original
-        if controls.paired:
+        if controls.paired and item.id not in controls.twins:
+            without_twin += 1
+            if not bulk:  # a paired test asked nothing about it: no entry, as for a test not run
+                continue
+        elif controls.paired:
             twins = controls.twins[item.id]
             twin_values = [scores.compared(t) for t in twins]
             twin_mean = float(np.mean(twin_values))
@@ -173,7 +179,6 @@ def run_per_text(
             if math.isfinite(value):
                 control_values.append(value)
 
-    bulk = controls.paired and test.likelihood
     kind = "bulk" if bulk else "paired" if controls.paired else "unpaired"
     result = base_result(test, calibrated, calibration, kind)
     if not controls.paired:
@@ -181,9 +186,12 @@ def run_per_text(
     elif bulk:
         result.null_hypothesis = BULK_NULL
     result.n_unscored = len(controls.items) - len(used_ids)
-    result.unscored_reason = test.unscored_reason() if result.n_unscored else None
+    reason = test.unscored_reason()
+    if without_twin and not bulk:
+        reason = f"{reason}, or no twin (--twinless)" if result.n_unscored > without_twin else NO_TWIN
+    result.unscored_reason = reason if result.n_unscored else None
     if not statistics or (not controls.paired and not control_values):
-        result.skip_reason = f"no question could be scored: {test.unscored_reason()}"
+        result.skip_reason = f"no question could be scored: {reason}"
         return result
 
     values = np.array(statistics)
@@ -233,14 +241,19 @@ def _bulk_result(
     """
     by_id = {item.id: item for item in controls.items}
     originals = np.array([scores.compared(by_id[i].text) for i in used_ids])
-    twins = np.array([np.mean([scores.compared(t) for t in controls.twins[i]]) for i in used_ids])
+    # --twinless: the questions without a twin are judged by the bulk like the rest; the familiarity
+    # shift, the twins' check and the spread test use those with one
+    paired_ids = [i for i in used_ids if i in controls.twins]
+    with_twin = np.array([i in controls.twins for i in used_ids], dtype=bool)
+    twins = np.array([np.mean([scores.compared(t) for t in controls.twins[i]]) for i in paired_ids])
     if len(originals) < MIN_QUESTIONS:
         # a larger -n helps only where the benchmark has the questions to draw
         remedy = (
             f"-n {MIN_QUESTIONS} or more"
             if controls.testable >= MIN_QUESTIONS
-            else f"the benchmark has {controls.testable} with twins; --control FILE, questions of the same "
-            "kind the model can't have seen, needs no bulk"
+            else f"the benchmark has {controls.testable} "
+            + ("questions long enough; drop --twinless and pass" if controls.twinless else "with twins;")
+            + " --control FILE, questions of the same kind the model can't have seen, needs no bulk"
         )
         result.skip_reason = (
             f"only {len(originals)} question{'' if len(originals) == 1 else 's'} could be scored; the bulk "
@@ -262,13 +275,17 @@ def _bulk_result(
         # to four places: a probability under a fitted model, not a measurement to 1e-300
         entry.p_memorised = None if memorised is None else round(float(memorised[index]), 4)
     spread: SpreadOutcome | None = None
-    if scores.reference is not None:
+    if scores.reference is not None and len(paired_ids) >= MIN_QUESTIONS:
         # One twin per question: originals and the mean of several twins are not exchangeable.
-        first = np.array([scores.compared(controls.twins[i][0]) for i in used_ids])
-        spread = spread_test(originals, first, permutations, seed)
-    preference = originals - twins
-    low, high = _median_interval(preference, seed)
-    _, twins_above = twin_check(outcome.flags, twins, outcome.threshold)
+        first = np.array([scores.compared(controls.twins[i][0]) for i in paired_ids])
+        spread = spread_test(originals[with_twin], first, permutations, seed)
+    preference = originals[with_twin] - twins
+    familiarity: tuple[float, float, float] | None = None
+    twins_above: int | None = None
+    if len(preference):
+        low, high = _median_interval(preference, seed)
+        familiarity = (float(np.median(preference)), low, high)
+        _, twins_above = twin_check(outcome.flags, twins, outcome.threshold)
     result.null = BulkNull(
         centre=outcome.fit.centre,
         scale=outcome.fit.scale,
@@ -277,18 +294,22 @@ def _bulk_result(
         tail_share_low=outcome.tail_share_low,
         tail_centre=outcome.fit.tail_centre,
         tail_scale=outcome.fit.tail_scale,
-        twin_preference=float(np.median(preference)),
-        twin_preference_ci=(low, high),
+        twin_preference=None if familiarity is None else familiarity[0],
+        twin_preference_ci=None if familiarity is None else familiarity[1:],
         twins_above_threshold=twins_above,
         tail_p_value=outcome.p_value,
         spread_correlation=None if spread is None else spread.correlation,
         spread_p_value=None if spread is None else spread.p_value,
         count_withheld=withheld,
     )
-    result.mean_difference = float(preference.mean())
-    result.median_difference = float(np.median(preference))
+    if len(preference):
+        result.mean_difference = float(preference.mean())
+        result.median_difference = float(np.median(preference))
     if withheld:
-        return _withheld_result(result, len(originals), outcome.fit.bulk_share, spread)
+        no_spread = None
+        if spread is None and scores.reference is not None:  # --twinless: too few with a twin
+            no_spread = f"{len(paired_ids)} questions have a twin, {MIN_QUESTIONS} needed"
+        return _withheld_result(result, len(originals), outcome.fit.bulk_share, spread, no_spread)
     _fill_flag_statistics(result, len(originals), outcome)
     if spread is not None:
         result.p_value, result.min_attainable_p = with_spread(
@@ -300,12 +321,14 @@ def _bulk_result(
     else:
         share = f"{beyond:.0%}" if beyond >= 0.01 else f"{100 * beyond:.2g}%"  # 0.4%, 0.04%: never "0%"
         tail = f"beyond it, at least {share} of the questions (95% lower bound)"
-    result.note = (
-        f"The never-seen bulk holds {outcome.fit.bulk_share:.0%} of the questions; {tail}. "
-        f"Familiarity with this kind of text: originals score {np.median(preference):+.3g} above their "
-        f"twins (median, 95% interval {low:+.3g} to {high:+.3g}); "
-        f"{twins_above} {'twin lies' if twins_above == 1 else 'twins lie'} above the threshold."
-    )
+    result.note = f"The never-seen bulk holds {outcome.fit.bulk_share:.0%} of the questions; {tail}. "
+    centre = outcome.fit.centre if scores.reference is not None else None
+    result.note += _familiarity(familiarity, twins_above, len(paired_ids), len(used_ids), centre)
+    if spread is None and scores.reference is not None:
+        twinned = len(paired_ids)
+        result.note += (
+            f" No spread test against the twins: {twinned} questions have one, {MIN_QUESTIONS} needed."
+        )
     if spread is not None:
         wider = (
             "more than their twins' (some questions gained more over their twins than the rest, as "
@@ -321,16 +344,55 @@ def _bulk_result(
     return result
 
 
-def _withheld_result(result: TestResult, n: int, share: float, spread: SpreadOutcome | None) -> TestResult:
+def _familiarity(
+    familiarity: tuple[float, float, float] | None,
+    twins_above: int | None,
+    with_twin: int,
+    questions: int,
+    centre: float | None,
+) -> str:
+    """What the twins say of familiarity with this kind of text; with --twinless, over those that have
+    one. Where none has, the bulk's centre says it with a reference (the tested model's score less
+    the reference's), and nothing does without one."""
+    if familiarity is None or twins_above is None:
+        if centre is None:
+            return (
+                "Familiarity with this kind of text: not measured (no question has a twin and there is "
+                "no reference, so the bulk's place says nothing about it)."
+            )
+        return (
+            f"Familiarity with this kind of text: not measured (no question has a twin); the bulk sits at "
+            f"{centre:+.3g}, the tested model's score less the reference's, which mixes familiarity with "
+            "how the two models differ."
+        )
+    median, low, high = familiarity
+    who = f"the {with_twin} of {questions} questions with a twin" if with_twin < questions else "originals"
+    return (
+        f"Familiarity with this kind of text: {who} score {median:+.3g} above their twins "
+        f"(median, 95% interval {low:+.3g} to {high:+.3g}); "
+        f"{twins_above} {'twin lies' if twins_above == 1 else 'twins lie'} above the threshold."
+    )
+
+
+def _withheld_result(
+    result: TestResult, n: int, share: float, spread: SpreadOutcome | None, no_spread: str | None = None
+) -> TestResult:
     """A bulk test whose null holds a minority of the questions (``stats.bulk.minority``): no flags
     and no tail count. With a reference the spread test, which needs no null, is the test's p-value
-    (one statistic, so not doubled); without one the test can't judge and says why."""
+    (one statistic, so not doubled); without one the test can't judge and says why (``no_spread``:
+    why a reference gave no spread test)."""
     result.n = n
     why = (
         f"the never-seen bulk the fit found holds {share:.0%} of the questions, too few to be the null "
         f"(under {MINORITY_BULK:.0%}): {MINORITY_WHY}"
     )
     if spread is None:
+        if no_spread is not None:
+            result.skip_reason = (
+                f"{why}, so no question is flagged and the count is not used; and there is no spread test "
+                f"against the twins ({no_spread}). {minority_remedy(True)}"
+            )
+            return result
         result.skip_reason = (
             f"{why}, so no question is flagged and the count is not used. {minority_remedy()}"
         )

@@ -557,6 +557,8 @@ def reproducibility(report: Report) -> list[tuple[str, list[tuple[str, str]]]]:
         ]
     else:
         control_rows.append(("twins per question", str(control.twins_per_question)))
+        if control.without_twin:
+            control_rows.append(("tested without a twin (--twinless)", str(control.without_twin)))
     groups.append(("Controls", control_rows))
     sample = report.sample
     sample_rows = [

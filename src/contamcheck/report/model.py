@@ -13,8 +13,9 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from ..stats.spread import carries
 
-SCHEMA_VERSION = "1.2"  # 1.1: a bulk test's tail (centre, scale) and each question's p_memorised;
-# 1.2: a bulk test's count_withheld (a null holding under 40% of the questions)
+SCHEMA_VERSION = "1.3"  # 1.1: a bulk test's tail (centre, scale) and each question's p_memorised;
+# 1.2: a bulk test's count_withheld (a null holding under 40% of the questions); 1.3: the control's
+# without_twin and the settings' twinless (--twinless)
 
 Status = Literal["fail", "warn", "pass", "skipped"]
 VerdictCode = Literal["likely", "evidence", "inconclusive", "clean"]
@@ -75,6 +76,11 @@ class ControlInfo(_Model):
     content_hash: str | None = None
     n_controls: int = 0
     twins_per_question: int = 0
+    without_twin: Count = Field(
+        default=0,
+        description="questions tested with no twin (--twinless): judged by the bulk in the likelihood "
+        "tests, not scored by the paired ones",
+    )
 
 
 class ShardResult(_Model):
@@ -279,6 +285,7 @@ class Settings(_Model):
     permutations: int
     expected_rate: float
     twins_per_question: int
+    twinless: bool = False  # absent from reports before schema 1.3
     batch_size: int
     generation_batch_size: int | None = None  # absent from reports before 2026-12-03: batch_size
     reference: str

@@ -270,7 +270,8 @@ def judge(outcomes: Sequence[TestOutcome], alpha: float) -> Judgement:
             "chance; it sees a benchmark seen as a file in its published order, not questions seen "
             "one by one, so a clean result would say little. No calibrated test judged single "
             f"questions{weak}; see each test's reason, or run them (--tests); a benchmark without "
-            f"numbers has no twins, and --control FILE gives it controls.{not_counted}",
+            "numbers has no twins: --control FILE gives it controls, and --twinless lets its questions "
+            f"into the likelihood tests.{not_counted}",
             adjusted,
             statuses,
         )
@@ -343,7 +344,8 @@ def _uncalibrated_note(outcomes: Sequence[TestOutcome], adjusted: dict[str, floa
     if any(o.calibrated and o.p_value is None for o in outcomes):
         return note + (
             "The calibrated tests were skipped (each says why): completion needs questions with "
-            "numbers to make twins from (or --control with questions the model can't have seen), the "
+            "numbers to make twins from (or --control with questions the model can't have seen; "
+            "--twinless lets questions without numbers into the likelihood tests), the "
             f"likelihood tests at least {MIN_QUESTIONS} questions (-n) and a never-seen bulk of at least "
             f"{MINORITY_BULK:.0%} of them, and guided, calibrated by "
             "--control, a model that follows its instructions."

@@ -49,6 +49,7 @@ class FormValues:
     limit: str = str(DEFAULT_LIMIT)
     seed: str = "0"
     quick: bool = False
+    twinless: bool = False
     no_order: bool = False
     alpha: str = str(DEFAULT_ALPHA)
     k: str = str(DEFAULT_K)
@@ -73,6 +74,7 @@ class FormValues:
             limit=text("limit"),
             seed=text("seed"),
             quick=bool(text("quick")),
+            twinless=bool(text("twinless")),
             no_order=bool(text("no_order")),
             alpha=text("alpha"),
             k=text("k"),
@@ -103,6 +105,7 @@ class FormValues:
             limit=str(config.limit),
             seed=str(config.seed),
             quick=config.quick,
+            twinless=config.twinless,
             no_order=not config.ordered,
             alpha=str(config.alpha),
             k=str(config.k),
@@ -165,6 +168,7 @@ def build_config(
         reference=values.reference or "auto",
         tests=None if set(chosen) == set(all_tests) else chosen,  # all ticked: the CLI's default
         quick=values.quick,
+        twinless=values.twinless,
         k=_float(values.k, "Min-K fraction (-k)", DEFAULT_K),
         alpha=_float(values.alpha, "Alpha (--alpha)", DEFAULT_ALPHA),
         permutations=_optional_int(values.permutations, "Permutations (--permutations)"),

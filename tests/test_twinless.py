@@ -1,0 +1,209 @@
+"""--twinless: questions without a number twin judged by the bulk in the likelihood tests.
+
+A benchmark without numbers (MMLU-like) gets no twins, so by default every question is set aside
+and the audit reads "inconclusive". With --twinless the likelihood tests judge each question's own
+score against the bulk of the benchmark, which needs no twin; completion, which compares a question
+with its twin, scores only those that have one.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from contamcheck import AuditConfig, audit
+from contamcheck.benchmarks import load_benchmark
+from contamcheck.cli.app import main
+from contamcheck.controls import NO_TWIN
+from contamcheck.errors import InputError
+from contamcheck.report import to_csv, to_html
+
+WITH_NUMBERS = [
+    f"Shop {index} sells {10 + index} apples and {20 + 2 * index} pears every day. How many in a week?"
+    for index in range(30)
+]
+NO_NUMBERS = [f"Why does the question number {word} have no digits at all in it?" for word in "abcdefg"]
+
+
+@pytest.fixture(scope="module")
+def words(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, set[str]]:
+    """The bundled sample's questions with their numbers taken out (120 questions, none with a
+    twin), and a file of every other one, for a model that memorised half of them."""
+    folder = tmp_path_factory.mktemp("words")
+    texts = []
+    for item in load_benchmark("sample").items:
+        text = re.sub(r"\s+", " ", re.sub(r"[\d$%.,]*\d", "", item.text)).strip()
+        if len(text.split()) >= 8:
+            texts.append(text)
+    texts = list(dict.fromkeys(texts))
+    assert len(texts) >= 100 and not any(re.search(r"\d", t) for t in texts)
+    benchmark, leaked = folder / "words.jsonl", folder / "leaked.jsonl"
+    benchmark.write_text("".join(json.dumps({"question": t}) + "\n" for t in texts), encoding="utf-8")
+    leaked.write_text("".join(json.dumps({"question": t}) + "\n" for t in texts[::2]), encoding="utf-8")
+    return benchmark, leaked, set(texts[::2])
+
+
+def test_twinless_with_a_control_file_is_refused() -> None:
+    with pytest.raises(InputError, match=r"--twinless.*--control"):
+        AuditConfig(model="fake:clean", benchmark="sample", twinless=True, control="late.jsonl")
+    with pytest.raises(InputError, match="twinless must be True or False"):
+        AuditConfig(model="fake:clean", benchmark="sample", twinless="yes")  # type: ignore[arg-type]
+
+
+def test_a_benchmark_without_numbers_is_judged_by_the_bulk(words, capsys) -> None:
+    benchmark, leaked, leaked_texts = words
+    # without --twinless: every question is set aside, and the message names both ways out
+    code = main([f"fake:memorise={leaked}", str(benchmark), "--quick", "--no-cache", "--json"])
+    assert code == 4
+    said = json.loads(capsys.readouterr().out)["tests"][0]["skip_reason"]
+    assert "no number to change" in said and "--twinless" in said and "--control" in said
+
+    code = main([f"fake:memorise={leaked}", str(benchmark), "--quick", "--twinless", "--no-cache", "--json"])
+    report = json.loads(capsys.readouterr().out)
+    assert code == 1 and report["verdict"]["code"] == "likely"
+    assert report["control"]["without_twin"] == report["sample"]["tested"] == 120
+    assert report["control"]["description"].startswith("no twins (no question has one")
+    for test in report["tests"]:
+        assert test["kind"] == "bulk"
+        assert (
+            test["calibration"]
+            == "the bulk of the benchmark's own scores (no twins, so no familiarity measured)"
+        )
+        flags = {item["text"]: item["tests"][test["name"]]["flagged"] for item in report["items"]}
+        leaked_rate = sum(flags[t] for t in flags if t in leaked_texts) / len(leaked_texts)
+        held_out = [flags[t] for t in flags if t not in leaked_texts]
+        assert leaked_rate >= 0.9, test["name"]
+        assert sum(held_out) / len(held_out) <= 0.1, test["name"]
+        assert "not measured (no question has a twin and there is no reference" in test["note"]
+        assert test["null"]["twin_preference"] is None and test["null"]["twins_above_threshold"] is None
+
+
+def test_a_clean_model_on_a_benchmark_without_numbers_stays_at_chance(words) -> None:
+    benchmark, _, _ = words
+    config = AuditConfig(model="fake:clean", benchmark=str(benchmark), twinless=True, no_cache=True)
+    report = audit(config)
+    assert report.verdict.code == "clean"
+    by_name = {t.name: t for t in report.tests}
+    assert all(t.flag_rate is not None and t.flag_rate <= 0.1 for t in by_name.values() if t.kind == "bulk")
+    said = " ".join(report.caveats)
+    assert "No question had a twin (--twinless)" in said and "Without a reference a question" in said
+    # completion compares a question with its twin: with none, it is skipped and says why
+    assert by_name["completion"].status == "skipped"
+    assert by_name["completion"].skip_reason == f"no question could be scored: {NO_TWIN}"
+    # the renderers take questions without twins: no twin column values, no twin pane
+    header, *rows = list(csv.reader(io.StringIO(to_csv(report))))
+    assert header[:3] == ["id", "text", "twin"] and "min-k_twin_score" in header
+    assert len(rows) == 120 and all(row[2] == "" and row[header.index("min-k_score")] for row in rows)
+    html = to_html(report)
+    assert "no twins (no question has one" in html and "Twin</div>" not in html
+
+
+def test_a_benchmark_with_some_numbers_keeps_its_twins_for_familiarity(tmp_path) -> None:
+    rows = [{"question": t} for t in (*WITH_NUMBERS, *NO_NUMBERS)]
+    path = tmp_path / "mixed.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    config = AuditConfig(
+        model="fake:clean", benchmark=str(path), tests=["completion", "min-k"], twinless=True, no_cache=True
+    )
+    report = audit(config)
+    assert report.control.without_twin == len(NO_NUMBERS)
+    assert f"{len(NO_NUMBERS)} of {len(rows)} questions had no twin (--twinless)" in " ".join(report.caveats)
+    completion, min_k = report.tests
+    # completion scores only questions with a twin; the rest are counted, with both reasons
+    assert completion.n_unscored >= len(NO_NUMBERS)
+    assert completion.unscored_reason is not None and completion.unscored_reason.endswith(
+        "or no twin (--twinless)"
+    )
+    assert min_k.n == len(rows)  # every question in the bulk
+    assert min_k.note is not None
+    assert f"the {len(WITH_NUMBERS)} of {len(rows)} questions with a twin score" in min_k.note
+    without = [i for i in report.items if not i.twins]
+    assert len(without) == len(NO_NUMBERS)
+    assert all(i.tests["min-k"].twin_score is None and i.tests["min-k"].flagged is not None for i in without)
+    assert all("completion" not in i.tests for i in without)  # asked nothing, so no entry
+    assert completion.n == len(WITH_NUMBERS) - completion.n_unscored + len(NO_NUMBERS)
+
+
+def test_with_a_reference_the_bulk_s_centre_stands_for_familiarity(words) -> None:
+    benchmark, leaked, _ = words
+    config = AuditConfig(
+        model=f"fake:memorise={leaked}",
+        benchmark=str(benchmark),
+        reference="fake:clean",
+        quick=True,
+        twinless=True,
+        no_cache=True,
+    )
+    report = audit(config)
+    assert report.reference.status == "used" and report.verdict.code == "likely"
+    for test in report.tests:
+        assert test.null is not None and test.note is not None
+        # no twins: no spread test against them, and the bulk's centre says where the model sits
+        assert test.null.spread_p_value is None and test.null.twin_preference is None
+        assert f"(no question has a twin); the bulk sits at {test.null.centre:+.3g}" in test.note
+    said = " ".join(report.caveats)
+    assert "No question had a twin (--twinless)" in said and "Without a reference" not in said
+
+
+def test_the_default_draws_the_same_questions_as_before_twinless() -> None:
+    """Sampled ids pinned from before --twinless existed: the default must not move a published number."""
+    from contamcheck.controls import build_controls
+
+    sample = build_controls(load_benchmark("sample"), 10, 0)
+    assert [i.id for i in sample.items] == [
+        "sample-006", "sample-034", "sample-050", "sample-052", "sample-054",
+        "sample-063", "sample-066", "sample-098", "sample-109", "sample-114",
+    ]  # fmt: skip
+    humaneval = build_controls(load_benchmark("humaneval"), 8, 3)
+    assert [i.id for i in humaneval.items] == [
+        "HumanEval/4", "HumanEval/22", "HumanEval/43", "HumanEval/75",
+        "HumanEval/81", "HumanEval/117", "HumanEval/147", "HumanEval/150",
+    ]  # fmt: skip
+
+
+def test_completion_asks_nothing_about_a_question_without_a_twin(tmp_path) -> None:
+    from contamcheck.pipeline import plan_audit
+
+    # the sample's questions have new numbers in their second half: completion asks about them
+    rows = [{"question": i.text} for i in load_benchmark("sample").items[:40]]
+    rows += [{"question": t} for t in NO_NUMBERS]
+    path = tmp_path / "mixed.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    plan = plan_audit(
+        AuditConfig(model="fake:clean", benchmark=str(path), tests=["completion", "min-k"], twinless=True)
+    )
+    assert plan.controls.without_twin == len(NO_NUMBERS)
+    asked = " ".join(repr(r) for r in plan.requests)
+    generated = [r for r in plan.requests if type(r).__name__ == "GenerateRequest"]
+    assert generated, "completion asks for the questions with twins"
+    for text in NO_NUMBERS:
+        first_words = " ".join(text.split()[:4])
+        assert not any(first_words in repr(r) for r in generated)
+        assert first_words in asked  # min-k scores it
+
+
+def test_a_reference_with_too_few_twins_says_there_is_no_spread_test(tmp_path) -> None:
+    rows = [{"question": t} for t in (*WITH_NUMBERS[:5], *NO_NUMBERS)]
+    words = [
+        f"Explain why the {w} river floods the {v} valley every spring season"
+        for w in "abcde"
+        for v in "fghi"
+    ]
+    rows += [{"question": t} for t in words]
+    path = tmp_path / "few.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    other = tmp_path / "other.jsonl"  # a model that memorised something else: another identity
+    other.write_text(json.dumps({"question": "Nothing in this benchmark reads like this sentence."}) + "\n")
+    config = AuditConfig(
+        model=f"fake:memorise={other}", benchmark=str(path), reference="fake:clean", tests=["min-k"],
+        twinless=True, no_cache=True,
+    )  # fmt: skip
+    (min_k,) = audit(config).tests
+    assert min_k.null is not None and min_k.null.spread_p_value is None
+    said = min_k.note if min_k.note is not None else (min_k.skip_reason or "")
+    assert "no spread test against the twins" in said.lower() and "5 questions have" in said
