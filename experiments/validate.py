@@ -15,6 +15,9 @@ For contaminated models the table also gives each test's flag rate on the leaked
 held-out half, and the AUROC of its per-question statistic for leaked vs held-out.
 
     python experiments/validate.py --benchmark gsm8k --seed 0 --out docs/validation
+
+MMLU (``contaminate.py --benchmark mmlu``: questions without a number to change) is audited with
+``--twinless``, the only way such a benchmark is tested without a control file.
 """
 
 from __future__ import annotations
@@ -119,7 +122,7 @@ def summarise(report: dict[str, Any], split: dict[str, Any] | None, saw: bool | 
     return summary
 
 
-DATASET_NAMES = {"gsm8k": "GSM8K", "humaneval": "HumanEval"}
+DATASET_NAMES = {"gsm8k": "GSM8K", "humaneval": "HumanEval", "mmlu": "MMLU"}
 
 
 def named_copy(questions: Path, benchmark: str) -> Path:
@@ -208,7 +211,7 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--benchmark", choices=["gsm8k", "humaneval"], required=True)
+    parser.add_argument("--benchmark", choices=["gsm8k", "humaneval", "mmlu"], required=True)
     parser.add_argument("--seed", type=int, default=0, help="the split seed the models were built with")
     parser.add_argument("--models", type=Path, default=Path("experiments/models"))
     parser.add_argument("--cache", type=Path, default=Path("experiments/runs/cache"))
@@ -242,7 +245,7 @@ def main(argv: list[str] | None = None) -> None:
     questions = str(folder / "questions.jsonl")
     if args.tests is None or "guided" in args.tests.split(","):
         questions = str(named_copy(folder / "questions.jsonl", args.benchmark))
-    field = "question" if args.benchmark == "gsm8k" else "prompt"
+    field = "prompt" if args.benchmark == "humaneval" else "question"
     out = args.out / f"{args.benchmark}-seed{args.seed}"
     out.mkdir(parents=True, exist_ok=True)
     # beside the reports, for the analyses that read them (reanalyse.py, sample_size.py, ...)
@@ -269,6 +272,7 @@ def main(argv: list[str] | None = None) -> None:
                 reference="none" if reference == spec else reference,
                 **({"control": str(control), "control_field": field} if setting == "control" else {}),
                 threads=args.threads,
+                twinless=args.benchmark == "mmlu" and setting != "control",  # a control file tests all
                 cache=str(args.cache),
                 tests=args.tests.split(",") if args.tests else None,
                 **({"permutations": args.permutations} if args.permutations else {}),
