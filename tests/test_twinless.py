@@ -207,3 +207,27 @@ def test_a_reference_with_too_few_twins_says_there_is_no_spread_test(tmp_path) -
     assert min_k.null is not None and min_k.null.spread_p_value is None
     said = min_k.note if min_k.note is not None else (min_k.skip_reason or "")
     assert "no spread test against the twins" in said.lower() and "5 questions have" in said
+
+
+def test_a_benchmark_mostly_seen_without_twins_is_withheld_and_says_why(words, tmp_path) -> None:
+    """70% memorised: the fitted null holds a minority, so no flags; with a reference there is no
+    spread test to fall back on (no twins), and neither the reason nor the caveats claim one."""
+    benchmark, _, _ = words
+    rows = benchmark.read_text(encoding="utf-8").splitlines()
+    seen = tmp_path / "seen.jsonl"
+    seen.write_text("\n".join(r for i, r in enumerate(rows) if i % 10 < 7) + "\n", encoding="utf-8")
+    config = AuditConfig(
+        model=f"fake:memorise={seen}", benchmark=str(benchmark), reference="fake:clean", quick=True,
+        twinless=True, no_cache=True,
+    )  # fmt: skip
+    report = audit(config)
+    withheld = [t for t in report.tests if t.count_withheld]
+    assert withheld, [(t.name, t.null) for t in report.tests]
+    for test in withheld:
+        assert test.status == "skipped" and test.skip_reason is not None
+        assert "no spread test against the twins (0 questions have a twin, 20 needed)" in test.skip_reason
+        assert "--reference MODEL" not in test.skip_reason  # it has one
+    said = " ".join(report.caveats)
+    assert "the spread test against the twins still is" not in said
+    html = to_html(report)
+    assert "no twin (--twinless)" in html  # the comparison beside each question, not "twin –"

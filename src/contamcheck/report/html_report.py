@@ -435,7 +435,8 @@ def _familiar(
             difference = None if entry.score is None else entry.score - test.threshold
         else:
             several = len(entry.twin_scores) > 1
-            label, against = ("twins (mean)" if several else "twin"), entry.twin_score
+            label = ("twins (mean)" if several else "twin") if item.twins else "no twin (--twinless)"
+            against = entry.twin_score
         view.comparisons.append(
             Comparison(
                 test=test.name,
