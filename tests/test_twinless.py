@@ -231,3 +231,23 @@ def test_a_benchmark_mostly_seen_without_twins_is_withheld_and_says_why(words, t
     assert "the spread test against the twins still is" not in said
     html = to_html(report)
     assert "no twin (--twinless)" in html  # the comparison beside each question, not "twin –"
+
+
+def test_an_audit_that_set_aside_most_questions_says_twinless_would_test_them(words, capsys) -> None:
+    benchmark, _, _ = words
+    rows = benchmark.read_text(encoding="utf-8").splitlines()
+    numbered = [json.dumps({"question": t}) for t in WITH_NUMBERS]
+    mixed = benchmark.with_name("mostly-words.jsonl")
+    mixed.write_text("\n".join([*rows, *numbered]) + "\n", encoding="utf-8")
+    args = ["--tests", "min-k", "--no-cache"]
+    assert main(["fake:clean", str(mixed), *args]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "Next: 120 of the benchmark's 150 questions long enough to test have no number" in out
+    assert "tested only the 30 with numbers" in out and "--twinless tests them too" in out
+    main(["fake:clean", str(mixed), *args, "--json"])
+    assert any("--twinless tests them too" in c for c in json.loads(capsys.readouterr().out)["caveats"])
+    # not with --twinless, nor where most questions have numbers
+    main(["fake:clean", str(mixed), *args, "--twinless"])
+    assert "--twinless tests them too" not in capsys.readouterr().out
+    main(["fake:clean", "sample", *args, "-n", "30"])
+    assert "Next:" not in capsys.readouterr().out

