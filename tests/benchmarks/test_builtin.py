@@ -127,7 +127,7 @@ def test_humaneval_with_the_real_probe_fails_fast(monkeypatch: pytest.MonkeyPatc
     assert elapsed < hub.PROBE_TIMEOUT_S
 
 
-@pytest.mark.parametrize(("name", "field"), [("gsm8k", "question"), ("mbpp", "text")])
+@pytest.mark.parametrize(("name", "field"), [("gsm8k", "question"), ("mbpp", "text"), ("mmlu", "question")])
 def test_other_builtins_offline_say_how_to_use_a_local_file(
     unreachable_hub: list[int], name: str, field: str
 ) -> None:
@@ -146,7 +146,7 @@ def test_other_builtins_offline_say_how_to_use_a_local_file(
 
 
 def test_the_builtins_are_the_documented_ones() -> None:
-    assert set(BUILTINS) == {"gsm8k", "humaneval", "mbpp", "sample"}
+    assert set(BUILTINS) == {"gsm8k", "humaneval", "mbpp", "mmlu", "sample"}
     for name, builtin in BUILTINS.items():
         assert builtin.name == name
         description = builtin.describe()
@@ -154,6 +154,7 @@ def test_the_builtins_are_the_documented_ones() -> None:
         assert builtin.released in description
     assert "bundled" in BUILTINS["sample"].describe()
     assert "openai/gsm8k (test)" in BUILTINS["gsm8k"].describe()
+    assert "cais/mmlu (test)" in BUILTINS["mmlu"].describe()
 
 
 # --- names that are not benchmarks ----------------------------------------------------------------
@@ -173,7 +174,7 @@ def test_unknown_name_suggests_the_closest(unreachable_hub: list[int], typo: str
     message = str(error)
     assert f"Unknown benchmark {typo!r}" in message
     assert f"Did you mean {meant!r}?" in message
-    assert "Available: gsm8k, humaneval, mbpp, sample." in message
+    assert "Available: gsm8k, humaneval, mbpp, mmlu, sample." in message
     assert ".jsonl/.json/.csv/.txt/.parquet file" in message
     assert "hf:dataset[:config]:split:field" in message
     assert unreachable_hub == []
@@ -195,7 +196,7 @@ def test_unknown_name_without_a_close_match_still_lists_the_choices() -> None:
     message = str(caught.value)
     assert "Did you mean" not in message
     assert caught.value.suggestion is None
-    assert "Available: gsm8k, humaneval, mbpp, sample." in message
+    assert "Available: gsm8k, humaneval, mbpp, mmlu, sample." in message
 
 
 @pytest.mark.parametrize("spec", ["", "   "])

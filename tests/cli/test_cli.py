@@ -412,7 +412,7 @@ def test_a_model_folder_named_like_a_subcommand(capsys, tmp_path, monkeypatch):
 def test_benchmarks_lists_benchmarks_and_tests(capsys):
     code, out, _ = run(capsys, "benchmarks")
     assert code == 0
-    for name in ("gsm8k", "humaneval", "mbpp", "sample", "completion", "min-k"):
+    for name in ("gsm8k", "humaneval", "mbpp", "mmlu", "sample", "completion", "min-k"):
         assert name in out
     # piped (as here), nothing is cut short: each source whole, on one line
     for source in ("openai/openai_humaneval (test)", "google-research-datasets/mbpp (test)"):

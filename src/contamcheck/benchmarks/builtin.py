@@ -71,6 +71,17 @@ BUILTINS: dict[str, BuiltinBenchmark] = {
             short_title="MBPP",
         ),
         BuiltinBenchmark(
+            "mmlu",
+            "MMLU multiple-choice questions, 57 subjects (the question, not its options)",
+            "mixed",
+            "cais/mmlu",
+            "all",
+            "test",
+            "question",
+            "2020-09",
+            short_title="MMLU",
+        ),
+        BuiltinBenchmark(
             "sample",
             "contamcheck's own hand-written sample",
             "mixed",

