@@ -148,6 +148,11 @@ def test_an_automatic_reference_that_gives_the_models_own_numbers_is_passed_over
     assert any(re.fullmatch(r"reference: scoring: (\d+)/\1 done \(\d+ s\)", line) for line in again), err
     report = json.loads(saved.read_text())
     assert [Path(name).name for name in report["run"]["models_loaded"][1:]] == ["copy", "cheater"]
+    # what the passed-over copy computed (its first batch) is counted in the run, under its own role
+    roles = list(report["run"]["evidence"])
+    assert roles == ["model", f"reference passed over ({copy})", "reference"]
+    first = report["run"]["evidence"][f"reference passed over ({copy})"]
+    assert 0 < first["computed"] < report["run"]["evidence"]["reference"]["requested"]
     assert report["reference"]["status"] == "used"
     assert report["reference"]["model"]["name"].endswith("cheater")
     passed = f"({copy} gave the model's own numbers: the same weights)"

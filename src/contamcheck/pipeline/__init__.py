@@ -293,7 +293,11 @@ def _audit(
             cache=str(cache_dir) if cache_dir else None,
             evidence={
                 role: assemble.evidence_use(engine.stats)
-                for role, engine in (("model", target_engine), ("reference", reference_engine))
+                for role, engine in (
+                    ("model", target_engine),
+                    *((f"reference passed over ({spec})", e) for spec, e in work.passed_over_engines.items()),
+                    ("reference", reference_engine),
+                )
                 if engine is not None
             },
         ),
@@ -323,6 +327,8 @@ class ReferenceWork:
     engine: EvidenceEngine | None = None
     warnings: list[str] = field(default_factory=list)
     passed_over: list[ModelHandle] = field(default_factory=list)  # automatic ones that were the model
+    # what each passed-over one computed before it was found out (its first batch), by spec
+    passed_over_engines: dict[str, EvidenceEngine] = field(default_factory=dict)
 
 
 def _reference_work(
@@ -341,11 +347,12 @@ def _reference_work(
     automatic one passed over for the next GPT-2 in size. ``sizes``: the scoring and generation
     batch sizes."""
     passed_over: list[ModelHandle] = []
+    engines: dict[str, EvidenceEngine] = {}
     while True:
         names = [h.spec for h in passed_over]
         info, handle = resolve_reference(config, target_info, options, store, progress, names)
         if handle is None or not requests:
-            return ReferenceWork(info, handle, passed_over=passed_over)
+            return ReferenceWork(info, handle, passed_over=passed_over, passed_over_engines=engines)
         engine = EvidenceEngine(handle.get, handle.namespace, store, sizes[0], progress, sizes[1])
         check = NumbersCheck(handle.spec, target_evidence, kept=isinstance(store, EvidenceCache))
         # fake models share their numbers by design, but for the questions one has memorised
@@ -357,11 +364,12 @@ def _reference_work(
             if config.reference != "auto":
                 raise
             passed_over.append(handle)  # the tested model under another name, as if named so
+            engines[handle.spec] = engine
             continue
         finally:
             handle.release()
         warnings = close_numbers_warning(handle.spec, check.gap, explicit=config.reference != "auto")
-        return ReferenceWork(info, handle, evidence, engine, warnings, passed_over)
+        return ReferenceWork(info, handle, evidence, engine, warnings, passed_over, engines)
 
 
 def plan_audit(config: AuditConfig) -> AuditPlan:
