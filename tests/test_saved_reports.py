@@ -104,6 +104,15 @@ def _edited(tmp_path: Path, data: dict) -> Path:
             lambda d: d.update(tests=[]),
             "the verdict 'likely' does not follow from the tests' statuses (none calibrated)",
         ),
+        # questions without a twin (--twinless): only with the setting, never more than were tested
+        (
+            lambda d: d["control"].update(without_twin=5),
+            "control.without_twin is 5 of 195 questions tested, with settings.twinless False",
+        ),
+        (
+            lambda d: (d["control"].update(without_twin=999), d["settings"].update(twinless=True)),
+            "control.without_twin is 999 of 195 questions tested",
+        ),
     ],
 )
 def test_an_edited_report_that_contradicts_itself_is_refused(tmp_path: Path, capsys, edit, message):

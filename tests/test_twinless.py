@@ -67,7 +67,7 @@ def test_a_benchmark_without_numbers_is_judged_by_the_bulk(words, capsys) -> Non
     report = json.loads(capsys.readouterr().out)
     assert code == 1 and report["verdict"]["code"] == "likely"
     assert report["control"]["without_twin"] == report["sample"]["tested"] == 120
-    assert report["control"]["description"].startswith("no twins (no question has one")
+    assert report["control"]["description"].startswith("no twins: no question has one")
     for test in report["tests"]:
         assert test["kind"] == "bulk"
         assert (
@@ -87,7 +87,10 @@ def test_a_clean_model_on_a_benchmark_without_numbers_stays_at_chance(words) -> 
     benchmark, _, _ = words
     config = AuditConfig(model="fake:clean", benchmark=str(benchmark), twinless=True, no_cache=True)
     report = audit(config)
-    assert report.verdict.code == "clean"
+    # nothing stands out, and nothing here could see a benchmark memorised whole: not a pass
+    assert report.verdict.code == "inconclusive" and "--control FILE, instead of --twinless" in (
+        report.verdict.explanation
+    )
     by_name = {t.name: t for t in report.tests}
     assert all(t.flag_rate is not None and t.flag_rate <= 0.1 for t in by_name.values() if t.kind == "bulk")
     said = " ".join(report.caveats)
@@ -100,7 +103,8 @@ def test_a_clean_model_on_a_benchmark_without_numbers_stays_at_chance(words) -> 
     assert header[:3] == ["id", "text", "twin"] and "min-k_twin_score" in header
     assert len(rows) == 120 and all(row[2] == "" and row[header.index("min-k_score")] for row in rows)
     html = to_html(report)
-    assert "no twins (no question has one" in html and "Twin</div>" not in html
+    assert "no twins: no question has one" in html and "Twin</div>" not in html
+    assert "Median above twin" not in html and "between a question and its twin" not in html
 
 
 def test_a_benchmark_with_some_numbers_keeps_its_twins_for_familiarity(tmp_path) -> None:
@@ -251,3 +255,10 @@ def test_an_audit_that_set_aside_most_questions_says_twinless_would_test_them(wo
     assert "--twinless tests them too" not in capsys.readouterr().out
     main(["fake:clean", "sample", *args, "-n", "30"])
     assert "Next:" not in capsys.readouterr().out
+
+
+def test_a_benchmark_memorised_whole_is_not_cleared(words) -> None:
+    """Every question memorised makes one bulk, as none does: the audit can't clear it (exit 4)."""
+    benchmark, _, _ = words
+    args = [f"fake:memorise={benchmark}", str(benchmark), "--twinless", "--quick", "--no-cache", "--json"]
+    assert main(args) == 4

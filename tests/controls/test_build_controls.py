@@ -250,4 +250,4 @@ def test_twinless_draws_questions_without_a_twin_and_leaves_the_default_as_it_wa
     assert both.without_twin == len(NO_NUMBERS)
     assert f"{len(NO_NUMBERS)} without a twin" in both.description
     alone = build_controls(benchmark_of(NO_NUMBERS), limit=5, seed=0, twinless=True)
-    assert alone.without_twin == 5 and alone.description.startswith("no twins (no question has one")
+    assert alone.without_twin == 5 and alone.description.startswith("no twins: no question has one")

@@ -138,6 +138,28 @@ def test_canonical_order_alone_can_not_clear_a_benchmark():
     assert judge([order, Outcome("min-k")], alpha=0.001).code == "clean"  # a question-level test judged
 
 
+def test_questions_without_twins_judged_by_the_bulk_alone_can_not_clear_a_benchmark():
+    """--twinless: a model that memorised every question makes one bulk too (found by a black-box
+    pass: 74% memorised and more read "no evidence found", exit 0); exact recall or controls can tell."""
+    bulk = [Outcome(name, kind="bulk") for name in ("min-k", "min-k++", "zlib")]
+    order = Outcome("canonical-order", kind="aggregate", p_value=0.4, flag_rate=None)
+    quiet = judge([*bulk, order, Outcome("completion", p_value=None)], alpha=0.001, twinless=True)
+    assert quiet.code == "inconclusive" and exit_code(quiet.code) == 4
+    assert "none here could see a benchmark seen whole" in quiet.explanation
+    assert "--control FILE, instead of --twinless" in quiet.explanation
+    assert judge(bulk, alpha=0.001).code == "clean"  # with twins for every question: as before
+    assert judge([*bulk, Outcome("completion")], alpha=0.001, twinless=True).code == "clean"  # recall judged
+    leak = Outcome("zlib", kind="bulk", p_value=1e-6, flag_rate=0.4)
+    assert judge([*bulk[:2], leak], alpha=0.001, twinless=True).code == "likely"  # what stands out counts
+    # the advice for a benchmark without numbers does not offer --twinless when it is on
+    skipped = [Outcome(name, p_value=None, flag_rate=None) for name in ("completion", "min-k")]
+    for twinless in (False, True):
+        said = judge([order, *skipped], alpha=0.001, twinless=twinless).explanation
+        assert ("--twinless lets" in said) is not twinless
+        said = judge(skipped, alpha=0.001, twinless=twinless).explanation
+        assert ("--twinless lets" in said) is not twinless
+
+
 def test_a_test_stopped_by_its_permutation_floor_says_how_to_go_further():
     """--permutations 100: completion flagged every question at p = 1/101, the smallest it allows, and
     the audit read "Some evidence" without a word on why (found by a black-box pass)."""

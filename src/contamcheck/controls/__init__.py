@@ -80,7 +80,7 @@ class Controls:
             if self.twinless:
                 alone = self.without_twin
                 if alone == len(self.items):
-                    return "no twins (no question has one; --twinless: each judged against the bulk)"
+                    return "no twins: no question has one; --twinless judges each against the bulk"
                 text += (
                     f"; {alone} without a twin (--twinless: not in completion)"
                     if alone

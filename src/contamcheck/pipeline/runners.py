@@ -324,7 +324,7 @@ def _bulk_result(
     result.note = f"The never-seen bulk holds {outcome.fit.bulk_share:.0%} of the questions; {tail}. "
     centre = outcome.fit.centre if scores.reference is not None else None
     result.note += _familiarity(familiarity, twins_above, len(paired_ids), len(used_ids), centre)
-    if spread is None and scores.reference is not None:
+    if spread is None and scores.reference is not None and paired_ids:  # some twins, too few
         twinned = len(paired_ids)
         result.note += (
             f" No spread test against the twins: {twinned} questions have one, {MIN_QUESTIONS} needed."

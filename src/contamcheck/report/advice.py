@@ -24,12 +24,17 @@ def numberless_caveat(
     alone = set_aside.get(NO_TWIN, 0)
     if not paired or twinless or alone <= testable:
         return None
-    tested = f"only the {testable:,} with numbers" if testable else "none of them"
+    tested = (
+        f"this audit tested only the {testable:,} with numbers, a subset chosen by having numbers"
+        if testable
+        else "this audit had no question left to test"
+    )
     return (
         f"{alone:,} of the benchmark's {alone + testable:,} questions long enough to test have no number "
-        f"to change, so no twin, and were set aside: this audit tested {tested}, a subset chosen by "
-        "having numbers. --twinless tests them too, in the likelihood tests, against the bulk of the "
-        "benchmark; a reference model of another family (--reference) sees lighter leaks there "
+        f"to change, so no twin, and were set aside: {tested}. --twinless tests them too, in the "
+        "likelihood tests, against the bulk of the benchmark: it finds questions that stand out, "
+        "more of them with a reference model of another family (--reference), but can't clear a "
+        "benchmark seen whole; a control file of questions the model can't have seen (--control) can "
         "(docs/VALIDATION.md, benchmarks without numbers)."
     )
 

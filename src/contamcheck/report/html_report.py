@@ -47,6 +47,8 @@ def to_html(report: Report) -> str:
         withheld=listed([t.name for t in report.tests if t.count_withheld]),
         withheld_one=sum(t.count_withheld for t in report.tests) == 1,
         control_file=report.control.kind == "file",
+        # --twinless with no question that has a twin: nothing to mark between question and twin
+        no_twins=report.control.kind == "twins" and report.control.without_twin >= report.sample.tested,
         index_meter=_index_meter(report),
         reproducibility=reproducibility(report),
         code_labels=CODE_LABELS,
@@ -285,7 +287,8 @@ def _facts(result: TestResult) -> tuple[list[tuple[str, str]], list[tuple[str, s
             median_label = "Median above twin"
         else:
             median_label = "Median difference from twin"
-        numbers.append((median_label, format_number(result.median_difference)))
+        if result.median_difference is not None or null is None:  # none: no question had a twin
+            numbers.append((median_label, format_number(result.median_difference)))
         if result.auroc_vs_controls is not None:
             numbers.append(("Beats a control (50% by chance)", format_percent(result.auroc_vs_controls)))
         if result.permutations and null is not None and not result.count_withheld:

@@ -344,6 +344,17 @@ class Report(_Model):
     run: RunInfo
 
     @model_validator(mode="after")
+    def _questions_without_a_twin_add_up(self) -> Report:
+        alone = self.control.without_twin
+        if alone > self.sample.tested or (alone and not self.settings.twinless):
+            raise ValueError(
+                f"control.without_twin is {alone} of {self.sample.tested} questions tested, with "
+                f"settings.twinless {self.settings.twinless}: questions without a twin are tested only "
+                "with --twinless, and never more than were tested: the file was edited"
+            )
+        return self
+
+    @model_validator(mode="after")
     def _verdict_follows_the_tests(self) -> Report:
         # what `judge` guarantees (stats/verdict.py): "likely" exactly when a calibrated test failed,
         # "clean" only when no calibrated test went beyond chance

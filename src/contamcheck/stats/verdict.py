@@ -120,7 +120,9 @@ def status_of(outcome: TestOutcome, p_adjusted: float | None, alpha: float) -> S
     return "pass"
 
 
-def judge(outcomes: Sequence[TestOutcome], alpha: float) -> Judgement:
+def judge(outcomes: Sequence[TestOutcome], alpha: float, twinless: bool = False) -> Judgement:
+    """The verdict. ``twinless``: questions without a twin were let in (--twinless), so where only
+    tests against the bulk judged, a benchmark seen whole can't be told from one never seen."""
     adjusted = adjust(outcomes)
     statuses = {o.name: status_of(o, adjusted.get(o.name), alpha) for o in outcomes}
     ran = [o for o in outcomes if o.p_value is not None]
@@ -168,7 +170,7 @@ def judge(outcomes: Sequence[TestOutcome], alpha: float) -> Judgement:
             "inconclusive",
             VERDICT_LABELS["inconclusive"],
             "No calibrated test could run, so a clean result would mean nothing. "
-            + _uncalibrated_note(outcomes, adjusted),
+            + _uncalibrated_note(outcomes, adjusted, twinless),
             adjusted,
             statuses,
         )
@@ -270,8 +272,24 @@ def judge(outcomes: Sequence[TestOutcome], alpha: float) -> Judgement:
             "chance; it sees a benchmark seen as a file in its published order, not questions seen "
             "one by one, so a clean result would say little. No calibrated test judged single "
             f"questions{weak}; see each test's reason, or run them (--tests); a benchmark without "
-            "numbers has no twins: --control FILE gives it controls, and --twinless lets its questions "
-            f"into the likelihood tests.{not_counted}",
+            "numbers has no twins: --control FILE gives it controls"
+            + ("." if twinless else ", and --twinless lets its questions into the likelihood tests.")
+            + not_counted,
+            adjusted,
+            statuses,
+        )
+    # --twinless: a model that memorised every question makes one bulk too, and only exact recall
+    # (completion, which needs twins) or a control file tells it from a model that never saw them
+    if twinless and all(o.kind in ("bulk", "aggregate") for o in reaching):
+        return Judgement(
+            "inconclusive",
+            VERDICT_LABELS["inconclusive"],
+            f"No {'calibrated ' if uncalibrated else ''}test went beyond chance, but none here could see "
+            "a benchmark seen whole: questions without a twin (--twinless) are judged against the bulk "
+            "of the benchmark, and a model that memorised every question makes one bulk too, as one "
+            "that never saw them does; exact recall (completion) needs twins. A control file of "
+            "questions the model can't have seen (--control FILE, instead of --twinless) tells them "
+            f"apart.{not_counted}",
             adjusted,
             statuses,
         )
@@ -332,7 +350,9 @@ def _not_counted(names: Sequence[str]) -> str:
     )
 
 
-def _uncalibrated_note(outcomes: Sequence[TestOutcome], adjusted: dict[str, float]) -> str:
+def _uncalibrated_note(
+    outcomes: Sequence[TestOutcome], adjusted: dict[str, float], twinless: bool = False
+) -> str:
     """What to do when no calibrated test gave a p-value: the cause differs, so does the advice."""
     hits = [o.name for o in outcomes if o.p_value is not None and adjusted[o.name] < WARN_LEVEL]
     note = (
@@ -344,8 +364,9 @@ def _uncalibrated_note(outcomes: Sequence[TestOutcome], adjusted: dict[str, floa
     if any(o.calibrated and o.p_value is None for o in outcomes):
         return note + (
             "The calibrated tests were skipped (each says why): completion needs questions with "
-            "numbers to make twins from (or --control with questions the model can't have seen; "
-            "--twinless lets questions without numbers into the likelihood tests), the "
+            "numbers to make twins from (or --control with questions the model can't have seen"
+            + ("" if twinless else "; --twinless lets questions without numbers into the likelihood tests")
+            + "), the "
             f"likelihood tests at least {MIN_QUESTIONS} questions (-n) and a never-seen bulk of at least "
             f"{MINORITY_BULK:.0%} of them, and guided, calibrated by "
             "--control, a model that follows its instructions."
