@@ -305,10 +305,11 @@ def _bulk_result(
     if len(preference):
         result.mean_difference = float(preference.mean())
         result.median_difference = float(np.median(preference))
+    # --twinless with a reference: too few questions with a twin for the spread test
+    no_spread = None
+    if spread is None and scores.reference is not None:
+        no_spread = f"{len(paired_ids)} questions have a twin, {MIN_QUESTIONS} needed"
     if withheld:
-        no_spread = None
-        if spread is None and scores.reference is not None:  # --twinless: too few with a twin
-            no_spread = f"{len(paired_ids)} questions have a twin, {MIN_QUESTIONS} needed"
         return _withheld_result(result, len(originals), outcome.fit.bulk_share, spread, no_spread)
     _fill_flag_statistics(result, len(originals), outcome)
     if spread is not None:
@@ -324,11 +325,8 @@ def _bulk_result(
     result.note = f"The never-seen bulk holds {outcome.fit.bulk_share:.0%} of the questions; {tail}. "
     centre = outcome.fit.centre if scores.reference is not None else None
     result.note += _familiarity(familiarity, twins_above, len(paired_ids), len(used_ids), centre)
-    if spread is None and scores.reference is not None and paired_ids:  # some twins, too few
-        twinned = len(paired_ids)
-        result.note += (
-            f" No spread test against the twins: {twinned} questions have one, {MIN_QUESTIONS} needed."
-        )
+    if no_spread is not None and paired_ids:  # none at all: the familiarity sentence says so
+        result.note += f" No spread test against the twins: {no_spread}."
     if spread is not None:
         wider = (
             "more than their twins' (some questions gained more over their twins than the rest, as "
