@@ -175,17 +175,23 @@ def test_completion_asks_nothing_about_a_question_without_a_twin(tmp_path) -> No
 
     # the sample's questions have new numbers in their second half: completion asks about them
     rows = [{"question": i.text} for i in load_benchmark("sample").items[:40]]
-    rows += [{"question": t} for t in NO_NUMBERS]
+    # no number we may change (clock times, leading zeros), yet new numbers in the second half:
+    # completion would ask about these if it were not kept to questions with a twin
+    alone = [
+        "The first train leaves the old station early in the morning and the last at 06:45 and 07:30",
+        "Agent 007 met agent 0099 in the bar, and later that night they met agents 0042 and 0077 again",
+    ]
+    rows += [{"question": t} for t in alone]
     path = tmp_path / "mixed.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
     plan = plan_audit(
         AuditConfig(model="fake:clean", benchmark=str(path), tests=["completion", "min-k"], twinless=True)
     )
-    assert plan.controls.without_twin == len(NO_NUMBERS)
+    assert plan.controls.without_twin == len(alone)
     asked = " ".join(repr(r) for r in plan.requests)
     generated = [r for r in plan.requests if type(r).__name__ == "GenerateRequest"]
     assert generated, "completion asks for the questions with twins"
-    for text in NO_NUMBERS:
+    for text in alone:
         first_words = " ".join(text.split()[:4])
         assert not any(first_words in repr(r) for r in generated)
         assert first_words in asked  # min-k scores it
