@@ -25,10 +25,12 @@ from pathlib import Path
 
 import numpy as np
 
+from ..controls.split import UNSPACED
 from ..errors import InputError
 from .base import TokenStats
 
-TOKEN = re.compile(r"\d|[^\W\d]+|\S|\s+")  # digits one by one, as many real tokenizers do
+# digits one by one, as many real tokenizers do, and a character of Chinese, Japanese or Thai each
+TOKEN = re.compile(rf"\d|[{UNSPACED}]|[^\W\d{UNSPACED}]+|\S|\s+")
 PROMPT_CONTEXT_TOKENS = 6  # how much of a prompt's end must match a memorised text to recall it
 GUIDED_MARK = "FIRST PIECE:\n"
 

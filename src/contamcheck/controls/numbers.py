@@ -13,13 +13,19 @@ import re
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 
+from .split import UNSPACED
+
 # Leading digits with comma groups (1,000) or plain digits, then an optional decimal part.
 # The look-arounds keep identifiers, dotted chains and literals like 0x1F, 1e5 or 1_000 out.
+# A character of a script without spaces (Chinese, Japanese, Thai) is a word of its own, so a number
+# beside one ("有37个") stands alone; letters of other scripts glue ("x1", "3rd").
+_GLUED = rf"[^\W{UNSPACED}]"
+# Only ASCII digits: a twin writes its numbers in them, so "３７" would come back as "52".
 NUMBER = re.compile(
-    r"(?<![\w.])(?<!\d:)"  # not glued to a word, an identifier, a preceding dot, or a clock "6:"
-    r"(?:\d{1,3}(?:,\d{3})+|\d+)"
-    r"(?:\.\d+)?"
-    r"(?![\w]|\.\d|,\d{3}(?!\d)|:\d)"  # not followed by letters, dotted digits, a group, or ":30"
+    rf"(?<!{_GLUED})(?<!\.)(?<!\d:)"  # not glued to a word, an identifier, a preceding dot, or a clock "6:"
+    r"(?:[0-9]{1,3}(?:,[0-9]{3})+|[0-9]+)"
+    r"(?:\.[0-9]+)?"
+    rf"(?!{_GLUED}|\.\d|,\d{{3}}(?!\d)|:\d)"  # not followed by letters, dotted digits, a group, or ":30"
 )
 
 

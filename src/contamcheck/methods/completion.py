@@ -17,6 +17,7 @@ from __future__ import annotations
 import math
 
 from ..controls import hard_new_numbers, normalise, numbers_in, split_question
+from ..controls.split import word_count
 from ..evidence import Evidence, GenerateRequest, Request
 from .base import PerTextTest
 
@@ -25,7 +26,7 @@ MAX_NEW_TOKENS = 128
 
 def generation_budget(suffix: str) -> int:
     """New tokens to allow: about two per word of the second half, plus room, capped."""
-    return min(MAX_NEW_TOKENS, 2 * len(suffix.split()) + 16)
+    return min(MAX_NEW_TOKENS, 2 * word_count(suffix) + 16)
 
 
 def number_recall(prefix: str, suffix: str, generated: str) -> float:
