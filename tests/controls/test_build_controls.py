@@ -248,3 +248,18 @@ def test_twinless_draws_questions_without_a_twin_and_leaves_the_default_as_it_wa
     assert f"{len(NO_NUMBERS)} without a twin" in both.description
     alone = build_controls(benchmark_of(NO_NUMBERS), limit=5, seed=0, twinless=True)
     assert alone.without_twin == 5 and alone.description.startswith("no twins: no question has one")
+
+
+def test_a_question_with_fewer_twins_than_asked_is_set_aside_for_that_reason() -> None:
+    # one single-digit number: at most 7 other values (2 to 9 less its own), so 8 twins can't be made
+    few = [f"Why does the question {word} hold the digit 5 and no other number in it?" for word in "abc"]
+    benchmark = benchmark_of(WITH_NUMBERS + few + NO_NUMBERS)
+    controls = build_controls(benchmark, limit=100, twins_per_item=8)
+    assert controls.set_aside == {
+        NO_TWIN_REASON: len(NO_NUMBERS),
+        "numbers too few or too small for 8 different twins (--twins 8)": len(few),
+    }
+    assert len(build_controls(benchmark, limit=100, twins_per_item=4).items) == len(WITH_NUMBERS + few)
+    assert build_controls(benchmark, limit=100, twins_per_item=8, twinless=True).without_twin == len(
+        few + NO_NUMBERS
+    )

@@ -30,6 +30,7 @@ __all__ = [
     "NumberPool",
     "Split",
     "build_controls",
+    "few_twins",
     "hard_new_numbers",
     "is_changeable",
     "is_python_source",
@@ -162,13 +163,18 @@ def build_controls(
 
     pool = NumberPool(item.text for item in benchmark.items)
     twins: dict[str, tuple[str, ...]] = {}
+    short_of = 0  # questions with some twins, fewer than asked: their numbers allow no more
     for item in long_enough:
         made = make_twins(item.text, pool, seed, twins_per_item)
         if len(made) == twins_per_item:
             twins[item.id] = tuple(made)
-    no_twin = len(long_enough) - len(twins)
+        elif made:
+            short_of += 1
+    no_twin = len(long_enough) - len(twins) - short_of
     if no_twin and not twinless:
         set_aside[NO_TWIN] = no_twin
+    if short_of and not twinless:
+        set_aside[few_twins(twins_per_item)] = short_of
     testable = long_enough if twinless else [item for item in long_enough if item.id in twins]
     sample = _sample(testable, limit, rng)
     return Controls(
@@ -179,6 +185,11 @@ def build_controls(
         testable=len(testable),
         twinless=twinless,
     )
+
+
+def few_twins(count: int) -> str:
+    """Why a question with numbers was set aside under ``--twins count``."""
+    return f"numbers too few or too small for {count} different twins (--twins {count})"
 
 
 def _words(text: str) -> str:
