@@ -266,6 +266,11 @@ def test_no_testable_question_gives_the_fix_that_would_help(capsys, tmp_path):
     _, out, _ = run(capsys, "fake:clean", plain, *args)
     said = json.loads(out)["tests"][0]["skip_reason"]
     assert "no number to change" in said and "pass --control with questions" in said
+    # on the terminal the reason is said once, by the first test skipped for it
+    _, out, _ = run(capsys, "fake:clean", short, "--no-cache")
+    assert out.count("at least 8 words") == 1
+    assert "min-k: skipped — as completion" in out and "zlib: skipped — as completion" in out
+    assert "canonical-order: skipped — too few questions" in out  # a reason of its own
 
 
 def test_a_control_file_error_names_the_control_file_and_its_own_option(capsys, tmp_path):

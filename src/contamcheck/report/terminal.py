@@ -123,9 +123,15 @@ def render(report: Report, console: Console) -> None:
     console.print(Text.assemble(("contamcheck  ", "bold"), first))
     console.print(Text("             " + second))
     console.print()
+    first_with: dict[str, str] = {}  # a skip reason -> the first test skipped for it
     for result in report.tests:
         mark, style = MARKS[result.status]
-        console.print(Text.assemble("  ", (mark, style), " ", test_line(result)))
+        line = test_line(result)
+        if result.status == "skipped":
+            first = first_with.setdefault(result.skip_reason or "", result.name)
+            if first != result.name:
+                line = f"{result.name}: skipped — as {first}"  # a long reason, said once
+        console.print(Text.assemble("  ", (mark, style), " ", line))
         if result.status == "skipped":
             continue
         details = [result.title]
