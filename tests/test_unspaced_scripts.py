@@ -67,6 +67,14 @@ def test_a_chinese_question_gets_twins_with_other_numbers() -> None:
         assert [c for c in twin if not c.isdigit()] == [c for c in CHINESE if not c.isdigit()]
 
 
+def test_a_chinese_date_stays_a_date() -> None:
+    text = "小明在12月25日买了37个苹果，3月5号又买了48个。他一共买了多少个苹果？"
+    for twin in make_twins(text, NumberPool([text]), seed=0, count=8):
+        month, day, _, month2, day2, _ = (int(n) for n in numbers_in(twin))
+        assert 10 <= month <= 12 and 10 <= day <= 28, twin  # as many digits, and a real date
+        assert 2 <= month2 <= 9 and 2 <= day2 <= 9, twin
+
+
 def test_completion_gives_a_chinese_second_half_room_to_be_written() -> None:
     split = split_question(CHINESE)
     assert split is not None

@@ -124,12 +124,28 @@ _MONTH_BEFORE = re.compile(rf"\b(?:{MONTHS})\.?\s+$")
 
 
 def is_day_of_month(text: str, start: int, end: int) -> bool:
-    """A number written with a month's name beside it ("31 January", "March 5"): its twin must
-    stay a day every month has (2 to 28), or "86 January" reads as no date at all."""
+    """A number written with a month's name beside it ("31 January", "March 5"), or followed by the
+    Chinese or Japanese day mark ("25日", "5号"): its twin must stay a day every month has (2 to 28),
+    or "86 January" reads as no date at all."""
     literal = text[start:end]
     if not (literal.isdigit() and len(literal) <= 2 and 1 <= int(literal) <= 31):  # "March 2023": a year
         return False
+    if text[end : end + 1] in ("日", "号"):
+        return True
     return bool(_MONTH_AFTER.match(text, end) or _MONTH_BEFORE.search(text[max(0, start - 16) : start]))
+
+
+def is_month(text: str, start: int, end: int) -> bool:
+    """A month written as a number, as Chinese and Japanese do ("12月" is December)."""
+    literal = text[start:end]
+    return text[end : end + 1] == "月" and literal.isdigit() and 1 <= int(literal) <= 12
+
+
+def _draw_month(shape: NumberShape, exclude: set[Decimal], rng: random.Random) -> Decimal | None:
+    """Another month with as many digits: 2-9 (1 is never changed), or 10-12."""
+    months = range(2, 10) if shape.integer_digits == 1 else range(10, 13)
+    free = [Decimal(month) for month in months if Decimal(month) not in exclude]
+    return rng.choice(free) if free else None
 
 
 def _draw_day(shape: NumberShape, exclude: set[Decimal], rng: random.Random) -> Decimal | None:
@@ -171,13 +187,18 @@ def make_twin(text: str, pool: NumberPool, rng: random.Random) -> str | None:
         if value not in draw_shapes or shape.decimals < draw_shapes[value].decimals:
             draw_shapes[value] = shape
     days = {normalise(m.group(0)) for m in matches if is_day_of_month(text, m.start(), m.end())}
+    months = {normalise(m.group(0)) for m in matches if is_month(text, m.start(), m.end())}
     mapping: dict[str, Decimal] = {}
     used = set(originals)  # never map onto a number the question has, or onto another replacement
     for match in matches:
         value = normalise(match.group(0))
         if value not in mapping:
             shape = draw_shapes[value]
-            draw = _draw_day if value in days and not shape.decimals else pool.draw
+            draw = pool.draw
+            if value in months and not shape.decimals:
+                draw = _draw_month
+            elif value in days and not shape.decimals:
+                draw = _draw_day
             replacement = draw(shape, used, rng)
             if replacement is None:  # no free number of this shape: reuse the question's own, still injective
                 replacement = draw(shape, {Decimal(value), *mapping.values()}, rng)
