@@ -42,12 +42,23 @@ def test_a_character_of_a_script_without_spaces_is_a_word() -> None:
     assert word_count("Tom has 16 小 apples.") == 5
 
 
-def test_a_cut_never_separates_a_combining_mark_from_its_character() -> None:
-    for text in (THAI, "がぎぐげご" * 4, "かﾞ" * 10, "กี่" * 12, "ร้านค้า" * 5):
+def test_a_cut_never_separates_a_character_from_its_vowel_signs_and_marks() -> None:
+    for word in (
+        "กี่",  # a consonant with its vowel sign and tone mark
+        "กำ",  # SARA AM is a letter written after its consonant, not a mark
+        "เก",  # SARA E is written before its consonant
+        "ក្រ",  # Khmer's coeng stacks two consonants
+        "ｶﾞ",  # halfwidth katakana and its dakuten
+        "が",
+    ):
+        text = word * 9
         split = split_question(text)
-        assert split is not None
-        assert not unicodedata.category(split.suffix[0]).startswith("M"), text
-    assert word_count("กี่" * 12) == 12  # a consonant with its vowel sign and tone mark
+        assert word_count(text) == 9 and split is not None, word
+        assert split.prefix.endswith(word) and split.suffix.startswith(word), word
+    assert word_count("๒๕๖๗ ปี") == 2  # a year in Thai digits is one word
+    for text in (THAI, "ร้านค้า" * 5):
+        split = split_question(text)
+        assert split is not None and not unicodedata.category(split.suffix[0]).startswith("M"), text
 
 
 def test_numbers_beside_characters_of_scripts_without_spaces_are_numbers() -> None:
@@ -57,6 +68,15 @@ def test_numbers_beside_characters_of_scripts_without_spaces_are_numbers() -> No
     # letters of other scripts still glue, and digits other than ASCII are not numbers we write back
     assert numbers_in("x37 3rd é12 _12 12_ αβ7 Ж9") == []
     assert numbers_in("３７個と٣٧") == []
+    assert numbers_in("๓7 และ 7๓") == []  # glued to a digit of another script
+    assert numbers_in("사과 37개를 샀다") == ["37"]  # Korean writes its counters onto the number
+
+
+def test_a_chinese_or_japanese_clock_time_stays() -> None:
+    text = "小明每天3点30分起床，跑了25分钟，又走了18分钟。他一共运动了多少分钟？"
+    for twin in make_twins(text, NumberPool([text]), seed=0, count=4):
+        assert twin.startswith("小明每天3点30分起床") and numbers_in(twin)[2:] != ["25", "18"], twin
+    assert make_twins("試験は3時30分に始まり、4時45分に終わった。", NumberPool([]), seed=0) == []
 
 
 def test_a_chinese_question_gets_twins_with_other_numbers() -> None:

@@ -263,3 +263,15 @@ def test_a_question_with_fewer_twins_than_asked_is_set_aside_for_that_reason() -
     assert build_controls(benchmark, limit=100, twins_per_item=8, twinless=True).without_twin == len(
         few + NO_NUMBERS
     )
+    from contamcheck.pipeline.assemble import no_items_reason
+
+    emptied = build_controls(benchmark_of(few), limit=100, twins_per_item=8)
+    assert not emptied.items and "a lower --twins" in no_items_reason(emptied)
+
+
+def test_a_chinese_control_question_with_spaces_between_its_characters_is_still_the_benchmarks() -> None:
+    text = "小明有三个苹果，他给了小红两个，又买了五个。请问小明现在有多少个苹果？"
+    benchmark = benchmark_of([text, *WITH_NUMBERS])
+    control = benchmark_of([" ".join(text), *NO_NUMBERS], spec="late")
+    controls = build_controls(benchmark, limit=10, control=control)
+    assert controls.control_shared == 1 and text not in {c.text for c in controls.controls}

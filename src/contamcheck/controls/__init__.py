@@ -17,12 +17,13 @@ from typing import Literal
 from ..benchmarks import Benchmark, Item
 from ..errors import InputError
 from .numbers import NUMBER, hard_new_numbers, is_changeable, new_numbers, normalise, numbers_in
-from .split import MIN_WORDS, Split, split_question
+from .split import MIN_WORDS, Split, split_question, word_spans
 from .twins import NumberPool, is_python_source, make_twins
 
 __all__ = [
     "CONTROLS_AT_LEAST",
     "DUPLICATE",
+    "FEW_TWINS",
     "NO_TWIN",
     "NUMBER",
     "TOO_SHORT",
@@ -48,6 +49,7 @@ TOO_SHORT = f"too short to split (under {MIN_WORDS} words)"
 CONTROLS_AT_LEAST = 20
 NO_TWIN = "no number to change, so no twin"
 DUPLICATE = "the same text as an earlier question"
+FEW_TWINS = "numbers too few or too small for"  # the start of few_twins(N)
 
 
 @dataclass(frozen=True)
@@ -189,11 +191,13 @@ def build_controls(
 
 def few_twins(count: int) -> str:
     """Why a question with numbers was set aside under ``--twins count``."""
-    return f"numbers too few or too small for {count} different twins (--twins {count})"
+    return f"{FEW_TWINS} {count} different twins (--twins {count})"
 
 
 def _words(text: str) -> str:
-    return " ".join(text.split())
+    """The text's words, one space apart: the same for copies with other spacing or line ends (in
+    Chinese, with spaces between its characters too)."""
+    return " ".join(text[start:end] for start, end in word_spans(text))
 
 
 def _sample(items: list[Item], limit: int, rng: random.Random) -> tuple[Item, ...]:

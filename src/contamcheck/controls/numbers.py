@@ -17,9 +17,10 @@ from .split import UNSPACED
 
 # Leading digits with comma groups (1,000) or plain digits, then an optional decimal part.
 # The look-arounds keep identifiers, dotted chains and literals like 0x1F, 1e5 or 1_000 out.
-# A character of a script without spaces (Chinese, Japanese, Thai) is a word of its own, so a number
-# beside one ("有37个") stands alone; letters of other scripts glue ("x1", "3rd").
-_GLUED = rf"[^\W{UNSPACED}]"
+# A character of a script without spaces (Chinese, Japanese, Thai) is a word of its own, and Korean
+# writes counters onto numbers, so a number beside either ("有37个", "37개") stands alone; letters of
+# other scripts glue ("x1", "3rd"), and so do digits of other scripts ("๓7").
+_GLUED = rf"[^\W{UNSPACED}\uac00-\ud7a3\u1100-\u11ff\u3130-\u318f]|\d"
 # Only ASCII digits: a twin writes its numbers in them, so "３７" would come back as "52".
 NUMBER = re.compile(
     rf"(?<!{_GLUED})(?<!\.)(?<!\d:)"  # not glued to a word, an identifier, a preceding dot, or a clock "6:"

@@ -15,10 +15,16 @@ UNSPACED = (  # character ranges of scripts written without spaces between words
     "\u0e00-\u0eff"  # Thai, Lao
     "\u1000-\u109f"  # Myanmar
     "\u1780-\u17ff"  # Khmer
-    "\u3040-\u30ff\u31f0-\u31ff"  # Hiragana, Katakana
-    "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0003134f"  # CJK ideographs
+    "\u3040-\u30ff\u31f0-\u31ff\uff66-\uff9f"  # Hiragana, Katakana (and its halfwidth forms)
+    "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U000323af"  # CJK ideographs
 )
 WORD = re.compile(rf"[{UNSPACED}]|[^\s{UNSPACED}]+")
+# Letters that belong to the character before them (besides combining marks): Thai and Lao vowels
+# written after their consonant, halfwidth (han)dakuten; to the one after them: Thai and Lao vowels
+# written before it; to both: Khmer's coeng and Myanmar's virama, which stack two consonants.
+_FOLLOWS = frozenset("\u0e30\u0e32\u0e33\u0e45\u0eb0\u0eb2\u0eb3\uff9e\uff9f")
+_LEADS = frozenset("\u0e40\u0e41\u0e42\u0e43\u0e44\u0ec0\u0ec1\u0ec2\u0ec3\u0ec4")
+_JOINS = frozenset("\u17d2\u1039")
 MIN_WORDS = 8  # shorter questions have too little of either half to test
 MAX_SUFFIX_WORDS = 40  # recall is judged on at most this much of the second half
 
@@ -30,16 +36,24 @@ class Split:
 
 
 def word_spans(text: str) -> list[tuple[int, int]]:
-    """Where each word starts and ends. A combining mark (a Thai vowel sign, a dakuten) stays with
-    the character before it, so no cut falls between them."""
+    """Where each word starts and ends. In a script without spaces a character is a word, but one
+    with its vowel signs and marks (no cut falls inside a Thai or Khmer syllable), and a number
+    written in its digits (๒๕๖๗) is one word."""
     spans: list[tuple[int, int]] = []
     for match in WORD.finditer(text):
         start, end = match.span()
-        if spans and spans[-1][1] == start and unicodedata.category(text[start]).startswith("M"):
+        if spans and spans[-1][1] == start and _belong_together(text[start - 1], text[start]):
             spans[-1] = (spans[-1][0], end)
         else:
             spans.append((start, end))
     return spans
+
+
+def _belong_together(before: str, after: str) -> bool:
+    if after in _FOLLOWS or before in _LEADS or before in _JOINS or after in _JOINS:
+        return True
+    kind = unicodedata.category(after)
+    return kind.startswith("M") or (kind == "Nd" and unicodedata.category(before) == "Nd")
 
 
 def word_count(text: str) -> int:

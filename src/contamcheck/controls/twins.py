@@ -141,6 +141,18 @@ def is_month(text: str, start: int, end: int) -> bool:
     return text[end : end + 1] == "月" and literal.isdigit() and 1 <= int(literal) <= 12
 
 
+_HOUR_AFTER = re.compile(r"[点時时][0-9]{1,2}分")
+_HOUR_BEFORE = re.compile(r"[0-9]{1,2}[点時时]$")
+
+
+def is_clock(text: str, start: int, end: int) -> bool:
+    """An hour or minute of a Chinese or Japanese clock time ("3点30分", "3時30分"), left alone as
+    "6:30" is: "47点86分" reads as no time at all."""
+    if _HOUR_AFTER.match(text, end):
+        return True
+    return text[end : end + 1] == "分" and bool(_HOUR_BEFORE.search(text[max(0, start - 3) : start]))
+
+
 def _draw_month(shape: NumberShape, exclude: set[Decimal], rng: random.Random) -> Decimal | None:
     """Another month with as many digits: 2-9 (1 is never changed), or 10-12."""
     months = range(2, 10) if shape.integer_digits == 1 else range(10, 13)
@@ -173,7 +185,11 @@ def is_python_source(text: str) -> bool:
 def make_twin(text: str, pool: NumberPool, rng: random.Random) -> str | None:
     """One twin of ``text``, or None when it has no number we may change."""
     matches = [
-        m for m in NUMBER.finditer(text) if is_changeable(m.group(0)) and not is_version(text, m.start())
+        m
+        for m in NUMBER.finditer(text)
+        if is_changeable(m.group(0))
+        and not is_version(text, m.start())
+        and not is_clock(text, m.start(), m.end())
     ]
     if not matches:
         return None

@@ -9,7 +9,7 @@ from .. import __version__
 from ..backends.packaged import PACKAGED
 from ..benchmarks import Benchmark
 from ..config import AuditConfig
-from ..controls import CONTROLS_AT_LEAST, NO_TWIN, TOO_SHORT, Controls
+from ..controls import CONTROLS_AT_LEAST, FEW_TWINS, NO_TWIN, TOO_SHORT, Controls
 from ..controls.split import MIN_WORDS
 from ..evidence.engine import EngineStats, EvidenceEngine
 from ..report.advice import more_questions_caveat, numberless_caveat
@@ -49,6 +49,8 @@ def no_items_reason(controls: Controls) -> str:
             " A control file needs no numbers: pass --control with questions the model can't have seen; "
             "or --twinless to judge them in the likelihood tests against the bulk of the benchmark."
         )
+    if any(reason.startswith(FEW_TWINS) for reason in controls.set_aside):
+        hint += " Fewer twins per question (a lower --twins) keep questions with few numbers."
     if TOO_SHORT in controls.set_aside:
         hint += (
             f" Each test of single questions needs at least {MIN_WORDS} words to one (the first part is "
