@@ -15,6 +15,7 @@ import time
 import zlib
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
+from pathlib import Path
 
 from .. import __version__, memory
 from ..backends import ModelOptions, check_spec
@@ -139,6 +140,17 @@ def _audit(
         )
     reference_info, reference, reference_evidence = work.info, work.handle, work.evidence
     reference_engine = work.engine
+    # with a control file the reference also cancels how the file differs in kind from the
+    # benchmark: alone it may stand out for that, so it is checked with twins only
+    if reference_evidence is not None and controls.items and controls.paired:
+        stands_out = _reference_stands_out(
+            config, likelihood_tests, controls, texts, reference_evidence, permutations, cache_dir
+        )
+        if stands_out:  # judged as if there were none: the tested model's own scores against the bulk
+            reference_info = reference_info.model_copy(
+                update={"status": "passed-over", "reason": passed_over_reason(reference_info, stands_out)}
+            )
+            reference_evidence = None
     handles = [target, *work.passed_over, reference]
     models_loaded = [h.description.name for h in handles if h is not None and h.loaded]
 
@@ -371,6 +383,59 @@ def _reference_work(
             handle.release()
         warnings = close_numbers_warning(handle.spec, check.gap, explicit=config.reference != "auto")
         return ReferenceWork(info, handle, evidence, engine, warnings, passed_over, engines)
+
+
+def _reference_stands_out(
+    config: AuditConfig,
+    tests: list[PerTextTest],
+    controls: Controls,
+    texts: list[str],
+    evidence: Evidence,
+    permutations: int,
+    cache_dir: Path | None,
+) -> list[TestResult]:
+    """The likelihood tests the reference fails itself, audited as a model without a reference (its
+    own scores against the bulk): questions that stand out for it were likely seen by it. Empty
+    where its audit would not read "likely contaminated"."""
+    scratch = {
+        item.id: ItemRecord(id=item.id, position=item.position, text=item.text) for item in controls.items
+    }
+    spare = {
+        c.id: ItemRecord(id=c.id, position=c.position, text=c.text, is_control=True)
+        for c in controls.controls
+    }
+    results = []
+    for test in tests:
+        calibrated = test.calibrated_against(not controls.paired) and is_calibrated(
+            test.likelihood, False, not controls.paired
+        )
+        scores = score_texts(test, texts_for(test, controls, texts), evidence, None)
+        seed = config.seed + zlib.crc32(test.name.encode())
+        tables = cache_dir / NULLS_DIR if cache_dir else None
+        results.append(
+            run_per_text(
+                test, controls, scores, evidence, scratch, spare, calibrated, "", permutations, seed, tables
+            )
+        )
+    judgement = judge(results, config.alpha, twinless=controls.without_twin > 0)
+    if judgement.code != "likely":
+        return []
+    # Not asked: whether the twins of the questions it flags stand out too (the kind of text rather
+    # than the questions): memorising a question lifts its twin, 74-94 of 88-103 flagged questions'
+    # twins in SmolLM2's three-pass audits (docs/validation/gsm8k-seed0/default-leak-3.json).
+    return [r for r in results if r.calibrated and judgement.statuses[r.name] == "fail"]
+
+
+def passed_over_reason(reference: ReferenceInfo, failed: list[TestResult]) -> str:
+    name = reference.model.name if reference.model is not None else reference.requested
+    found = ", ".join(f"{r.name} {r.flag_rate or 0:.0%}" for r in failed)
+    return (
+        f"{name} passed over: audited itself as a model without a reference, it reads likely "
+        f"contaminated (questions flagged: {found}), so it may have seen the benchmark, and a reference "
+        "that saw some of its questions makes the others stand out. "
+        "The likelihood tests judge the model's own scores against the bulk of the benchmark, as "
+        "without a reference. Pass one that never saw the benchmark (older than it), or --control."
+    )
 
 
 def plan_audit(config: AuditConfig) -> AuditPlan:

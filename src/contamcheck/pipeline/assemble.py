@@ -131,6 +131,8 @@ def caveats(
     if reference.status == "unavailable":
         reason = reference.reason.rstrip(".")
         notes.append(f"No reference model: {reason}. {offline_reference(tested)}")
+    if reference.status == "passed-over":
+        notes.append(f"Reference {reference.reason}")
     alone = twinless_caveat(results, reference, controls)
     if alone:
         notes.append(alone)

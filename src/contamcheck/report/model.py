@@ -13,9 +13,10 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from ..stats.spread import carries
 
-SCHEMA_VERSION = "1.3"  # 1.1: a bulk test's tail (centre, scale) and each question's p_memorised;
+SCHEMA_VERSION = "1.4"  # 1.1: a bulk test's tail (centre, scale) and each question's p_memorised;
 # 1.2: a bulk test's count_withheld (a null holding under 40% of the questions); 1.3: the control's
-# without_twin and the settings' twinless (--twinless)
+# without_twin and the settings' twinless (--twinless); 1.4: a reference "passed-over" (it looks
+# contaminated itself)
 
 Status = Literal["fail", "warn", "pass", "skipped"]
 VerdictCode = Literal["likely", "evidence", "inconclusive", "clean"]
@@ -45,7 +46,7 @@ NOT_LOADED = "could not be loaded"
 
 
 class ReferenceInfo(_Model):
-    status: Literal["used", "none", "unavailable"]
+    status: Literal["used", "none", "unavailable", "passed-over"]  # passed-over: it looks contaminated itself
     requested: str = Field(description="what --reference said: auto, none, or a name or path")
     model: ModelInfo | None = None
     reason: str = ""

@@ -48,6 +48,8 @@ def reference_line(report: Report) -> str:
     why = []
     if ref.status == "unavailable":  # the automatic one could not be loaded (offline), or is the model
         why.append("unavailable offline" if NOT_LOADED in ref.reason else ref.reason)
+    if ref.status == "passed-over" and ref.model is not None:  # the caveats say why
+        why.append(f"{ref.model.name} passed over: it looks contaminated itself")
     if any(t.kind == "bulk" and t.status != "skipped" for t in report.tests):
         why.append("likelihood tests judged against the bulk of the benchmark")
     return "none" + (f" ({'; '.join(why)})" if why else "")
