@@ -132,10 +132,10 @@ def test_an_automatic_reference_that_gives_the_models_own_numbers_is_passed_over
     tiny_setup, tmp_path, capsys, monkeypatch
 ):
     # The closest GPT-2 under another name (a local copy of it audited): the next one is used.
-    copy = same_weights_renamed(tiny_setup.clean, tmp_path / "copy")
-    candidates = [str(copy), str(tiny_setup.cheater)]
+    copy = same_weights_renamed(tiny_setup.cheater, tmp_path / "copy")
+    candidates = [str(copy), str(tiny_setup.clean)]
     monkeypatch.setattr("contamcheck.pipeline.handles.references_by_size", lambda size: candidates)
-    args = [str(tiny_setup.clean), str(tiny_setup.benchmark), "--tests", "min-k", "--reference", "auto"]
+    args = [str(tiny_setup.cheater), str(tiny_setup.benchmark), "--tests", "min-k", "--reference", "auto"]
     saved = tmp_path / "report.json"
     main([*args, "--threads", "2", "--cache", str(tmp_path / "cache"), "--output", str(saved)])
     err = capsys.readouterr().err.splitlines()
@@ -147,16 +147,16 @@ def test_an_automatic_reference_that_gives_the_models_own_numbers_is_passed_over
     assert any(re.fullmatch(r"reference: scoring: \d+ to do", line) for line in again), err
     assert any(re.fullmatch(r"reference: scoring: (\d+)/\1 done \(\d+ s\)", line) for line in again), err
     report = json.loads(saved.read_text())
-    assert [Path(name).name for name in report["run"]["models_loaded"][1:]] == ["copy", "cheater"]
+    assert [Path(name).name for name in report["run"]["models_loaded"][1:]] == ["copy", "clean"]
     # what the passed-over copy computed (its first batch) is counted in the run, under its own role
     roles = list(report["run"]["evidence"])
     assert roles == ["model", f"reference passed over ({copy})", "reference"]
     first = report["run"]["evidence"][f"reference passed over ({copy})"]
     assert 0 < first["computed"] < report["run"]["evidence"]["reference"]["requested"]
     assert report["reference"]["status"] == "used"
-    assert report["reference"]["model"]["name"].endswith("cheater")
+    assert report["reference"]["model"]["name"].endswith("clean")
     passed = f"({copy} gave the model's own numbers: the same weights)"
-    assert report["reference"]["reason"] == f"closest GPT-2 in size: {tiny_setup.cheater} {passed}"
+    assert report["reference"]["reason"] == f"closest GPT-2 in size: {tiny_setup.clean} {passed}"
     assert report["items"][0]["tests"]["min-k"]["reference_score"] is not None
     # With no other: no reference, and the report says why.
     candidates.pop()
@@ -174,6 +174,16 @@ def test_an_automatic_reference_that_gives_the_models_own_numbers_is_passed_over
     assert f"No reference model: {reason}. To calibrate offline" in " ".join(report["caveats"])
     main([*args[:-2], "--reference", "auto", "--threads", "2"])
     assert f"reference: none ({reason};" in " ".join(capsys.readouterr().out.split())
+
+
+def test_a_reference_that_saw_half_the_benchmark_is_passed_over(tiny_setup, capsys):
+    """The cheater, which saw 30 of the 60 questions, as the clean model's reference: alone it reads
+    likely contaminated and the clean model does not, so the clean model is judged without it."""
+    args = [str(tiny_setup.clean), str(tiny_setup.benchmark), "--tests", "min-k,zlib"]
+    code, report = run_json(capsys, *args, "--reference", str(tiny_setup.cheater))
+    assert report["reference"]["status"] == "passed-over" and code == 0
+    assert "reads likely contaminated (questions flagged:" in report["reference"]["reason"]
+    assert all(not item["tests"]["zlib"]["reference_score"] for item in report["items"])
 
 
 def test_a_reference_close_to_the_models_own_numbers_is_named_in_a_warning(tiny_setup, capsys, monkeypatch):

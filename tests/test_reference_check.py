@@ -5,7 +5,8 @@ memorised half of the questions scores them far above the rest, so the model's c
 the reference's put that half low and the other half, which neither model saw, beyond the bulk: a
 clean model read "likely contaminated" with min-k, min-k++ and zlib at 48-50% flagged. Now the
 reference is audited first as a model without a reference; where that audit reads "likely
-contaminated", the likelihood tests judge the model's own scores against the bulk instead.
+contaminated" and the model's own scores do not, the likelihood tests judge the model's own scores
+against the bulk instead.
 """
 
 from __future__ import annotations
@@ -50,10 +51,17 @@ def test_a_reference_that_saw_half_the_benchmark_is_passed_over(half: Path) -> N
         assert all(item["tests"][test["name"]]["reference_score"] is None for item in report["items"])
 
 
-def test_a_model_that_saw_what_the_passed_over_reference_saw_is_still_caught(half: Path) -> None:
+def test_where_the_model_reads_likely_alone_too_the_reference_is_kept_and_the_caveat_says_so(
+    half: Path,
+) -> None:
+    """Both may have seen the questions, or the benchmark's scores spread unevenly without a
+    reference (which a clean reference corrects): the reference stays, the caveat names both."""
     report = run(f"fake:memorise={half}:strength=-0.1", f"fake:memorise={half}")  # another model
-    assert report["reference"]["status"] == "passed-over"
-    assert report["verdict"]["code"] == "likely"
+    assert report["reference"]["status"] == "used"
+    said = [
+        c for c in report["caveats"] if c.startswith(f"The reference fake:memorise={half}, audited itself")
+    ]
+    assert len(said) == 1 and "and so does the model" in said[0]
 
 
 def test_a_clean_reference_is_used(half: Path) -> None:

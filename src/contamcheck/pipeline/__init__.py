@@ -142,11 +142,19 @@ def _audit(
     reference_engine = work.engine
     # with a control file the reference also cancels how the file differs in kind from the
     # benchmark: alone it may stand out for that, so it is checked with twins only
+    also_reads_likely: list[str] = []
     if reference_evidence is not None and controls.items and controls.paired:
-        stands_out = _reference_stands_out(
-            config, likelihood_tests, controls, texts, reference_evidence, permutations, cache_dir
+        check = (config, likelihood_tests, controls, texts)
+        stands_out = _stands_out_alone(*check, reference_evidence, permutations, cache_dir)
+        # Where the model's own scores read "likely" too, the two may share how this benchmark's
+        # scores spread without a reference (a clean reference then still calibrates), or have seen
+        # the same questions: the reference is kept, and the caveat says so.
+        model_too = bool(stands_out) and bool(
+            _stands_out_alone(*check, target_evidence, permutations, cache_dir)
         )
-        if stands_out:  # judged as if there were none: the tested model's own scores against the bulk
+        if stands_out and model_too:
+            also_reads_likely = [assemble.reads_likely_too(reference_info, stands_out)]
+        elif stands_out:  # judged as if there were none: the tested model's own scores against the bulk
             reference_info = reference_info.model_copy(
                 update={"status": "passed-over", "reason": passed_over_reason(reference_info, stands_out)}
             )
@@ -288,7 +296,7 @@ def _audit(
             explanation=index.explanation,
         ),
         items=[*items.values(), *control_records.values()],
-        caveats=assemble.caveats(results, reference_info, controls, config.model),
+        caveats=assemble.caveats(results, reference_info, controls, config.model) + also_reads_likely,
         warnings=assemble.warnings(target_engine, reference_engine)
         + work.warnings
         + assemble.threads_warning(config, target.backend)
@@ -385,7 +393,7 @@ def _reference_work(
         return ReferenceWork(info, handle, evidence, engine, warnings, passed_over, engines)
 
 
-def _reference_stands_out(
+def _stands_out_alone(
     config: AuditConfig,
     tests: list[PerTextTest],
     controls: Controls,
@@ -394,9 +402,9 @@ def _reference_stands_out(
     permutations: int,
     cache_dir: Path | None,
 ) -> list[TestResult]:
-    """The likelihood tests the reference fails itself, audited as a model without a reference (its
-    own scores against the bulk): questions that stand out for it were likely seen by it. Empty
-    where its audit would not read "likely contaminated"."""
+    """The likelihood tests a model fails on ``evidence`` alone, audited without a reference (its
+    own scores against the bulk): for a reference, questions that stand out for it were likely seen
+    by it. Empty where that audit would not read "likely contaminated"."""
     scratch = {
         item.id: ItemRecord(id=item.id, position=item.position, text=item.text) for item in controls.items
     }
@@ -429,12 +437,14 @@ def _reference_stands_out(
 def passed_over_reason(reference: ReferenceInfo, failed: list[TestResult]) -> str:
     name = reference.model.name if reference.model is not None else reference.requested
     found = ", ".join(f"{r.name} {r.flag_rate or 0:.0%}" for r in failed)
+    chosen = f" (chosen as the {reference.reason})" if reference.reason.startswith("closest") else ""
     return (
-        f"{name} passed over: audited itself as a model without a reference, it reads likely "
+        f"{name}{chosen} passed over: audited itself as a model without a reference, it reads likely "
         f"contaminated (questions flagged: {found}), so it may have seen the benchmark, and a reference "
         "that saw some of its questions makes the others stand out. "
         "The likelihood tests judge the model's own scores against the bulk of the benchmark, as "
-        "without a reference. Pass one that never saw the benchmark (older than it), or --control."
+        "without a reference (the model's own scores do not read likely contaminated so). Pass one "
+        "that never saw the benchmark (older than it), or --control."
     )
 
 

@@ -153,6 +153,19 @@ def caveats(
     return notes
 
 
+def reads_likely_too(reference: ReferenceInfo, failed: list[TestResult]) -> str:
+    """The reference and the model both read "likely contaminated" without a reference: kept."""
+    name = reference.model.name if reference.model is not None else reference.requested
+    found = ", ".join(f"{r.name} {r.flag_rate or 0:.0%}" for r in failed)
+    return (
+        f"The reference {name}, audited itself as a model without a reference, reads likely "
+        f"contaminated (questions flagged: {found}), and so does the model: both may have seen these "
+        "questions, in which case the reference hides what the model memorised, or this benchmark's "
+        "scores spread unevenly without a reference, which a clean reference corrects. It was kept; "
+        "a reference that never saw the benchmark (older than it), or --control, settles which."
+    )
+
+
 def twinless_caveat(results: list[TestResult], reference: ReferenceInfo, controls: Controls) -> str | None:
     """What questions without a twin (--twinless) lose: exact recall, familiarity, and, without a
     reference, all but heavy leaks (a mixed benchmark's questions spread widely on their own)."""
