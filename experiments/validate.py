@@ -122,7 +122,7 @@ def summarise(report: dict[str, Any], split: dict[str, Any] | None, saw: bool | 
     return summary
 
 
-DATASET_NAMES = {"gsm8k": "GSM8K", "humaneval": "HumanEval", "mmlu": "MMLU"}
+DATASET_NAMES = {"gsm8k": "GSM8K", "humaneval": "HumanEval", "mmlu": "MMLU", "zh": "Chinese-word-problems"}
 
 
 def named_copy(questions: Path, benchmark: str) -> Path:
@@ -211,7 +211,7 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--benchmark", choices=["gsm8k", "humaneval", "mmlu"], required=True)
+    parser.add_argument("--benchmark", choices=["gsm8k", "humaneval", "mmlu", "zh"], required=True)
     parser.add_argument("--seed", type=int, default=0, help="the split seed the models were built with")
     parser.add_argument("--models", type=Path, default=Path("experiments/models"))
     parser.add_argument("--cache", type=Path, default=Path("experiments/runs/cache"))
