@@ -442,9 +442,9 @@ def passed_over_reason(reference: ReferenceInfo, failed: list[TestResult]) -> st
         f"{name}{chosen} passed over: audited itself as a model without a reference, it reads likely "
         f"contaminated (questions flagged: {found}), so it may have seen the benchmark, and a reference "
         "that saw some of its questions makes the others stand out. "
-        "The likelihood tests judge the model's own scores against the bulk of the benchmark, as "
-        "without a reference (the model's own scores do not read likely contaminated so). Pass one "
-        "that never saw the benchmark (older than it), or --control."
+        "The model's own scores, audited so, do not read likely contaminated: the likelihood tests "
+        "judge them against the bulk of the benchmark, as without a reference. Pass a reference that "
+        "never saw the benchmark (older than it), or --control."
     )
 
 
