@@ -25,7 +25,7 @@ import re
 import warnings
 from bisect import bisect_left
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from decimal import Decimal
 from itertools import accumulate
 
@@ -153,19 +153,23 @@ def is_clock(text: str, start: int, end: int) -> bool:
     return text[end : end + 1] == "分" and bool(_HOUR_BEFORE.search(text[max(0, start - 3) : start]))
 
 
-def _draw_month(shape: NumberShape, exclude: set[Decimal], rng: random.Random) -> Decimal | None:
-    """Another month with as many digits: 2-9 (1 is never changed), or 10-12."""
-    months = range(2, 10) if shape.integer_digits == 1 else range(10, 13)
-    free = [Decimal(month) for month in months if Decimal(month) not in exclude]
-    return rng.choice(free) if free else None
+Draw = Callable[[NumberShape, set[Decimal], random.Random], Decimal | None]  # a replacement, or None
 
 
-def _draw_day(shape: NumberShape, exclude: set[Decimal], rng: random.Random) -> Decimal | None:
-    """A day of the month with as many digits as the original: 2-9 (1 is never changed, so a twin
-    could meet a 1 it already has), or 10-28."""
-    days = range(2, 10) if shape.integer_digits == 1 else range(10, 29)
-    free = [Decimal(day) for day in days if Decimal(day) not in exclude]
-    return rng.choice(free) if free else None
+def _calendar_draw(last: int) -> Draw:
+    """A draw of another number from 2 to ``last`` with as many digits as the original: 2-9 (1 is
+    never changed, so a twin could meet a 1 it already has), or 10 to ``last``."""
+
+    def draw(shape: NumberShape, exclude: set[Decimal], rng: random.Random) -> Decimal | None:
+        values = range(2, 10) if shape.integer_digits == 1 else range(10, last + 1)
+        free = [Decimal(value) for value in values if Decimal(value) not in exclude]
+        return rng.choice(free) if free else None
+
+    return draw
+
+
+_draw_month = _calendar_draw(12)  # another month
+_draw_day = _calendar_draw(28)  # a day every month has
 
 
 def is_python_source(text: str) -> bool:
@@ -210,7 +214,7 @@ def make_twin(text: str, pool: NumberPool, rng: random.Random) -> str | None:
         value = normalise(match.group(0))
         if value not in mapping:
             shape = draw_shapes[value]
-            draw = pool.draw
+            draw: Draw = pool.draw
             if value in months and not shape.decimals:
                 draw = _draw_month
             elif value in days and not shape.decimals:

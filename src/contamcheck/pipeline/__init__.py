@@ -156,7 +156,10 @@ def _audit(
             also_reads_likely = [assemble.reads_likely_too(reference_info, stands_out)]
         elif stands_out:  # judged as if there were none: the tested model's own scores against the bulk
             reference_info = reference_info.model_copy(
-                update={"status": "passed-over", "reason": passed_over_reason(reference_info, stands_out)}
+                update={
+                    "status": "passed-over",
+                    "reason": assemble.passed_over_reason(reference_info, stands_out),
+                }
             )
             reference_evidence = None
     handles = [target, *work.passed_over, reference]
@@ -432,20 +435,6 @@ def _stands_out_alone(
     # than the questions): memorising a question lifts its twin, 74-94 of 88-103 flagged questions'
     # twins in SmolLM2's three-pass audits (docs/validation/gsm8k-seed0/default-leak-3.json).
     return [r for r in results if r.calibrated and judgement.statuses[r.name] == "fail"]
-
-
-def passed_over_reason(reference: ReferenceInfo, failed: list[TestResult]) -> str:
-    name = reference.model.name if reference.model is not None else reference.requested
-    found = ", ".join(f"{r.name} {r.flag_rate or 0:.0%}" for r in failed)
-    chosen = f" (chosen as the {reference.reason})" if reference.reason.startswith("closest") else ""
-    return (
-        f"{name}{chosen} passed over: audited itself as a model without a reference, it reads likely "
-        f"contaminated (questions flagged: {found}), so it may have seen the benchmark, and a reference "
-        "that saw some of its questions makes the others stand out. "
-        "The model's own scores, audited so, do not read likely contaminated: the likelihood tests "
-        "judge them against the bulk of the benchmark, as without a reference. Pass a reference that "
-        "never saw the benchmark (older than it), or --control."
-    )
 
 
 def plan_audit(config: AuditConfig) -> AuditPlan:

@@ -153,10 +153,29 @@ def caveats(
     return notes
 
 
+def _alone(reference: ReferenceInfo, failed: list[TestResult]) -> tuple[str, str]:
+    """The reference's name, and what it flagged audited itself as a model without a reference."""
+    name = reference.model.name if reference.model is not None else reference.requested
+    return name, ", ".join(f"{r.name} {r.flag_rate or 0:.0%}" for r in failed)
+
+
+def passed_over_reason(reference: ReferenceInfo, failed: list[TestResult]) -> str:
+    """The reference reads "likely contaminated" by itself and the model does not: passed over."""
+    name, found = _alone(reference, failed)
+    chosen = f" (chosen as the {reference.reason})" if reference.reason.startswith("closest") else ""
+    return (
+        f"{name}{chosen} passed over: audited itself as a model without a reference, it reads likely "
+        f"contaminated (questions flagged: {found}), so it may have seen the benchmark, and a reference "
+        "that saw some of its questions makes the others stand out. "
+        "The model's own scores, audited so, do not read likely contaminated: the likelihood tests "
+        "judge them against the bulk of the benchmark, as without a reference. Pass a reference that "
+        "never saw the benchmark (older than it), or --control."
+    )
+
+
 def reads_likely_too(reference: ReferenceInfo, failed: list[TestResult]) -> str:
     """The reference and the model both read "likely contaminated" without a reference: kept."""
-    name = reference.model.name if reference.model is not None else reference.requested
-    found = ", ".join(f"{r.name} {r.flag_rate or 0:.0%}" for r in failed)
+    name, found = _alone(reference, failed)
     return (
         f"The reference {name}, audited itself as a model without a reference, reads likely "
         f"contaminated (questions flagged: {found}), and so does the model: both may have seen these "
