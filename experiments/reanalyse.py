@@ -2,7 +2,8 @@
 
 When the null's rule changes after the reported split was run (``stats/bulk.py``), this shows what
 the change does to every saved audit: the rule then (the report as saved) against the rule now, on
-the same scores. Per likelihood test: the flag count, and the leaked / held-out flag rates where
+the same scores (since 2026-12-06, a tail its twins share is withheld as the product withholds it).
+Per likelihood test: the flag count, and the leaked / held-out flag rates where
 the folder's split is saved beside it (``<folder>.split.json``, as ``contaminate.py`` writes it);
 per audit: the verdict and evidence index, judged again by the product's own ``judge`` and
 ``evidence_index`` from the recomputed p-values (the other tests' results as saved). Where the
@@ -28,7 +29,7 @@ from contamcheck.report.model import TestResult
 from contamcheck.stats import judge
 from contamcheck.stats.bulk import BulkOutcome, bulk_tail_test, minority
 from contamcheck.stats.index import evidence_index
-from contamcheck.stats.spread import SpreadOutcome, carries, spread_test, with_spread
+from contamcheck.stats.spread import SpreadOutcome, carries, shared_with_twins, spread_test, with_spread
 
 
 def scores_of(report: Report, result: TestResult) -> tuple[list[str], list[bool], np.ndarray, np.ndarray]:
@@ -56,7 +57,8 @@ class Rejudged(NamedTuple):
     p_value: float | None
     min_attainable_p: float | None
     spread: SpreadOutcome | None  # with a reference
-    withheld: bool = False  # a minority null: no flags, no tail count (``stats.bulk.minority``)
+    withheld: bool = False  # no flags, no tail count: a minority null (``stats.bulk.minority``) or
+    because: str | None = None  # "twins": a tail its twins share (``stats.spread.shared_with_twins``)
 
     @property
     def carried(self) -> bool:
@@ -78,12 +80,14 @@ def rejudged(report: Report, x: np.ndarray, twins: np.ndarray, tables: Path | No
     withheld = minority(now.fit)
     if report.reference.status != "used":
         if withheld:
-            return Rejudged(now, None, None, None, True)
+            return Rejudged(now, None, None, None, True, "minority")
         return Rejudged(now, now.p_value, now.min_attainable_p, None)
     paired = np.isfinite(twins)  # as the product: the questions with a scored twin
     spread = spread_test(x[paired], twins[paired], report.settings.permutations, report.settings.seed)
     if withheld:
-        return Rejudged(now, spread.p_value, spread.min_attainable_p, spread, True)
+        return Rejudged(now, spread.p_value, spread.min_attainable_p, spread, True, "minority")
+    if shared_with_twins(now.p_value, spread):
+        return Rejudged(now, spread.p_value, spread.min_attainable_p, spread, True, "twins")
     return Rejudged(now, *with_spread(now.p_value, now.min_attainable_p, spread), spread)
 
 
@@ -111,11 +115,13 @@ def main() -> None:
             if result.kind != "bulk" or result.null is None:
                 continue
             ids, flags_then, x, twins = scores_of(report, result)
+            if not len(x):  # --twinless (no question has a twin): not re-judged here
+                continue
             again = rejudged(report, x, twins)
             flagged = int(again.flags.sum())
             changed = flagged != result.n_flagged or again.withheld
             mark = " **changed**" if changed else ""
-            count = "withheld" if again.withheld else f"{flagged}/{len(x)}"
+            count = f"withheld ({again.because})" if again.withheld else f"{flagged}/{len(x)}"
             rates = "withheld" if again.withheld and leaked else halves(ids, list(again.flags), leaked)
             tests_table.append(
                 f"| {audit} | {result.name} | {result.n_flagged}/{result.n} | {count}{mark} | "
@@ -129,6 +135,7 @@ def main() -> None:
             result.null.spread_p_value = None if again.spread is None else again.spread.p_value
             result.null.spread_correlation = None if again.spread is None else again.spread.correlation
             result.null.count_withheld = again.withheld
+            result.null.withheld_because = again.because  # type: ignore[assignment]
         judgement = judge(report.tests, report.settings.alpha)
         for result in report.tests:
             result.status = judgement.statuses[result.name]

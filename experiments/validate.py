@@ -107,6 +107,7 @@ def summarise(report: dict[str, Any], split: dict[str, Any] | None, saw: bool | 
             "p_value": test["p_value"],
             "p_adjusted": test["p_adjusted"],
             "skip_reason": test["skip_reason"],
+            "withheld": bool((test.get("null") or {}).get("count_withheld")),
         }
     summary = {
         "saw_questions": saw,
@@ -202,6 +203,8 @@ def _cell(test: dict[str, Any] | None) -> str:
     mark = "" if test["calibrated"] else "ᵘ"
     aggregate = test["flag_rate"] is None
     text = f"p={test['p_value']:.2g}" if aggregate else f"{test['flag_rate']:.0%}"
+    if test.get("withheld"):  # no flags: the fitted null held a minority, or the twins shared the tail
+        text = f"none, p={test['p_value']:.2g}"
     if test["p_adjusted"] is not None and test["p_adjusted"] < 0.001:
         text = f"**{text}**"
     return text + mark

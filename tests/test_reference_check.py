@@ -78,7 +78,7 @@ def test_the_terminal_html_and_a_saved_report_say_so(half: Path, tmp_path: Path,
     printed = " ".join(capsys.readouterr().out.split())
     assert f"reference: none (fake:memorise={half} passed over: it looks contaminated itself;" in printed
     report = read_report(out)
-    assert report.reference.status == "passed-over" and report.schema_version == "1.4"
+    assert report.reference.status == "passed-over" and report.schema_version >= "1.4"
     html = to_html(report)
     assert "audited itself as a model without a reference" in html
     assert f"reference: fake:memorise={half}" not in html  # the header names no reference in use

@@ -9,7 +9,14 @@ import pytest
 from scipy import stats
 
 from contamcheck.report import model
-from contamcheck.stats.spread import SMALL_EFFECT, carries, spread_test
+from contamcheck.stats.spread import (
+    SMALL_EFFECT,
+    TWINS_BACK,
+    SpreadOutcome,
+    carries,
+    shared_with_twins,
+    spread_test,
+)
 
 
 def clean_pairs(rng: np.random.Generator, n: int, shift: float) -> tuple[np.ndarray, np.ndarray]:
@@ -86,3 +93,29 @@ def test_a_saved_result_says_whether_the_spread_test_carried_it():
     counted = null.model_copy(update={"tail_p_value": 1e-9})  # the tail count gave the p-value
     assert not model.TestResult(**fields, null=counted).aggregate_evidence
     assert not model.TestResult(**fields).aggregate_evidence
+
+
+def test_a_tail_counts_only_where_the_twins_back_it():
+    backed = SpreadOutcome(0.3, 0.001, 1e-4, 10_000)
+    unbacked = SpreadOutcome(-0.05, TWINS_BACK, 1e-4, 10_000)
+    assert not shared_with_twins(1e-9, backed)
+    assert shared_with_twins(1e-9, unbacked)
+    assert not shared_with_twins(TWINS_BACK, unbacked)  # no tail beyond chance: nothing to withhold
+    assert not shared_with_twins(None, unbacked)
+
+
+def test_a_lifted_kind_is_shared_with_the_twins_and_memorised_questions_are_not():
+    """30% of the pairs lifted three SDs, question and twin alike (a kind of text the model knows
+    better than the reference): the twins share the tail in about 95% of draws, the chance level of
+    the spread test. The same questions memorised (their twins lifted 60% as much, as measured on
+    SmolLM2: a twin shares its question's words) are backed by the twins in every draw."""
+    rng = np.random.default_rng(11)
+    draws, n = 200, 200
+    shared = backed = 0
+    for _ in range(draws):
+        x, y = clean_pairs(rng, n, 0.0)
+        kind = rng.random(n) < 0.3
+        shared += shared_with_twins(1e-9, spread_test(x + 3 * kind, y + 3 * kind, 2000, seed=1))
+        backed += not shared_with_twins(1e-9, spread_test(x + 3 * kind, y + 1.8 * kind, 2000, seed=1))
+    assert 0.9 * draws <= shared <= 0.99 * draws, shared
+    assert backed == draws

@@ -16,7 +16,7 @@ from ..report.advice import more_questions_caveat, numberless_caveat
 from ..report.model import ControlInfo, EvidenceUse, ReferenceInfo, TestResult
 from ..stats.bulk import MINORITY_BULK
 from ..stats.flags import few_controls
-from ..stats.verdict import MINORITY_WHY, listed, minority_remedy
+from ..stats.verdict import MINORITY_WHY, TWINS_WHY, listed, minority_remedy
 
 VERSIONED_PACKAGES = ("numpy", "scipy", "torch", "transformers", "tokenizers", "gguf", "rouge-score")
 
@@ -114,7 +114,7 @@ def caveats(
             "the null is not known to hold for a model that never saw the benchmark (each test's "
             "calibration says why), so it is shown and does not move the verdict."
         )
-    minority = [r.name for r in results if r.count_withheld]
+    minority = [r.name for r in results if r.count_withheld and not r.shared_with_twins]
     if minority:
         spread = " (with a reference, the spread test against the twins still is)"
         used = reference.status == "used"
@@ -124,6 +124,14 @@ def caveats(
             f"{listed(minority)}: the never-seen bulk holds under {MINORITY_BULK:.0%} of the questions. "
             f"{MINORITY_WHY[0].upper()}{MINORITY_WHY[1:]}; so no question is flagged there and the "
             f"tail count is not used{spread if used and spread_ran else ''}. {minority_remedy(used)}"
+        )
+    shared = [r.name for r in results if r.shared_with_twins]
+    if shared:
+        notes.append(
+            f"{listed(shared)}: the questions above the never-seen bulk stand out with their twins: "
+            f"{TWINS_WHY}. So no question is flagged there and the tail count is not used; the spread "
+            "test against the twins still judges. A reference closer to the tested model's training, or "
+            "--control FILE (questions of the same kind it can't have seen), can tell more."
         )
     shift = whole_benchmark_caveat(results)
     if shift:

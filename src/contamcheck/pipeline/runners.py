@@ -32,14 +32,15 @@ from ..stats import wilson_interval as wilson
 from ..stats.bulk import (
     MIN_QUESTIONS,
     MINORITY_BULK,
+    BulkOutcome,
     bulk_tail_test,
     memorised_probability,
     minority,
     twin_check,
 )
 from ..stats.flags import FlagOutcome
-from ..stats.spread import SpreadOutcome, spread_test, with_spread
-from ..stats.verdict import MINORITY_WHY, WARN_LEVEL, minority_remedy
+from ..stats.spread import SpreadOutcome, shared_with_twins, spread_test, with_spread
+from ..stats.verdict import MINORITY_WHY, TWINS_WHY, WARN_LEVEL, minority_remedy
 
 BULK_SIMULATIONS = 2000
 BULK_NULL = (
@@ -265,20 +266,23 @@ def _bulk_result(
     outcome = bulk_tail_test(originals, BULK_SIMULATIONS, tables=tables)
     # A null holding a minority of the questions can't be told from a mis-fit: no flags, no count.
     withheld = minority(outcome.fit)
-    # A question's probability of being the tail's means something only where the tail is more than
-    # a chance bump: a clean model's one outlier fitted as a tail of one read "P(memorised) 1.00".
-    beyond_chance = outcome.p_value is not None and outcome.p_value < WARN_LEVEL
-    memorised = memorised_probability(originals, outcome.fit) if beyond_chance and not withheld else None
-    for index, (item_id, flagged) in enumerate(zip(used_ids, outcome.flags, strict=True)):
-        entry = items[item_id].tests[name]
-        entry.flagged = None if withheld else bool(flagged)
-        # to four places: a probability under a fitted model, not a measurement to 1e-300
-        entry.p_memorised = None if memorised is None else round(float(memorised[index]), 4)
     spread: SpreadOutcome | None = None
     if scores.reference is not None and len(paired_ids) >= MIN_QUESTIONS:
         # One twin per question: originals and the mean of several twins are not exchangeable.
         first = np.array([scores.compared(controls.twins[i][0]) for i in paired_ids])
         spread = spread_test(originals[with_twin], first, permutations, seed)
+    # A tail the twins share is familiarity with part of the benchmark: no flags, no count either.
+    shared = not withheld and spread is not None and shared_with_twins(outcome.p_value, spread)
+    # A question's probability of being the tail's means something only where the tail is more than
+    # a chance bump: a clean model's one outlier fitted as a tail of one read "P(memorised) 1.00".
+    beyond_chance = outcome.p_value is not None and outcome.p_value < WARN_LEVEL
+    held = withheld or shared
+    memorised = memorised_probability(originals, outcome.fit) if beyond_chance and not held else None
+    for index, (item_id, flagged) in enumerate(zip(used_ids, outcome.flags, strict=True)):
+        entry = items[item_id].tests[name]
+        entry.flagged = None if held else bool(flagged)
+        # to four places: a probability under a fitted model, not a measurement to 1e-300
+        entry.p_memorised = None if memorised is None else round(float(memorised[index]), 4)
     preference = originals[with_twin] - twins
     familiarity: tuple[float, float, float] | None = None
     twins_above: int | None = None
@@ -300,7 +304,8 @@ def _bulk_result(
         tail_p_value=outcome.p_value,
         spread_correlation=None if spread is None else spread.correlation,
         spread_p_value=None if spread is None else spread.p_value,
-        count_withheld=withheld,
+        count_withheld=held,
+        withheld_because="minority" if withheld else "twins" if shared else None,
     )
     if len(preference):
         result.mean_difference = float(preference.mean())
@@ -311,6 +316,8 @@ def _bulk_result(
         no_spread = f"{len(paired_ids)} questions have a twin, {MIN_QUESTIONS} needed"
     if withheld:
         return _withheld_result(result, len(originals), outcome.fit.bulk_share, spread, no_spread)
+    if shared and spread is not None:
+        return _shared_result(result, len(originals), outcome, spread, familiarity, twins_above, paired_ids)
     _fill_flag_statistics(result, len(originals), outcome)
     if spread is not None:
         result.p_value, result.min_attainable_p = with_spread(
@@ -400,6 +407,34 @@ def _withheld_result(
     result.note = (
         f"No flags and no tail count: {why}. The test's p-value is the spread test's against the twins, "
         f"which needs no null: rank correlation {spread.correlation:+.2f}, p = {spread.p_value:.2g}."
+    )
+    return result
+
+
+def _shared_result(
+    result: TestResult,
+    n: int,
+    outcome: BulkOutcome,
+    spread: SpreadOutcome,
+    familiarity: tuple[float, float, float] | None,
+    twins_above: int | None,
+    paired_ids: list[str],
+) -> TestResult:
+    """A bulk test whose tail stands out with its twins (``stats.spread.shared_with_twins``): no flags
+    and no tail count, as for a minority null; the spread test, which asked whether the questions
+    gained over their twins, is the test's p-value (one statistic, so not doubled)."""
+    result.n = n
+    result.p_value, result.min_attainable_p = spread.p_value, spread.min_attainable_p
+    result.permutations = spread.swaps
+    beyond = outcome.tail_share_low
+    share = f"{beyond:.0%}" if beyond >= 0.01 else f"{100 * beyond:.2g}%"
+    result.note = (
+        f"No flags and no tail count: beyond the never-seen bulk ({outcome.fit.bulk_share:.0%} of the "
+        f"questions) lies a tail of at least {share} (95% lower bound; tail count p = "
+        f"{outcome.p_value:.2g}), but it stands out with its twins: the originals spread no more than "
+        f"their twins (rank correlation {spread.correlation:+.2f}, p = {spread.p_value:.2g}). "
+        f"{TWINS_WHY[0].upper()}{TWINS_WHY[1:]}. The test's p-value is the spread test's. "
+        + _familiarity(familiarity, twins_above, len(paired_ids), n, None)
     )
     return result
 

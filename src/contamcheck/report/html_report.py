@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 from markupsafe import Markup, escape
 
 from ..stats.flags import few_controls
-from ..stats.verdict import MINORITY_WHY, listed
+from ..stats.verdict import MINORITY_WHY, TWINS_WHY, listed
 from . import plots
 from .io import as_saved
 from .model import BulkNull, ItemRecord, ItemTestResult, Report, TestResult
@@ -44,8 +44,10 @@ def to_html(report: Report) -> str:
         tests=tests,
         familiar=familiar,
         any_flagged=any_flagged,
-        withheld=listed([t.name for t in report.tests if t.count_withheld]),
-        withheld_one=sum(t.count_withheld for t in report.tests) == 1,
+        withheld=listed([t.name for t in report.tests if t.count_withheld and not t.shared_with_twins]),
+        withheld_one=sum(t.count_withheld and not t.shared_with_twins for t in report.tests) == 1,
+        shared=listed([t.name for t in report.tests if t.shared_with_twins]),
+        shared_one=sum(t.shared_with_twins for t in report.tests) == 1,
         control_file=report.control.kind == "file",
         # --twinless with no question that has a twin: nothing to mark between question and twin
         no_twins=report.control.kind == "twins" and report.control.without_twin >= report.sample.tested,
@@ -152,6 +154,10 @@ WITHHELD_CAPTION = (
     + MINORITY_WHY[1:]
     + ", so no question is flagged."
 )
+SHARED_CAPTION = (
+    "Each question's own score (filled), and the bulk the fit found (the grey curve). The questions "
+    "above it stand out with their twins: " + TWINS_WHY + ". So no question is flagged."
+)
 
 
 def _test_view(report: Report, result: TestResult) -> SectionView:
@@ -190,7 +196,13 @@ def _test_view(report: Report, result: TestResult) -> SectionView:
             view.figure = Markup(
                 plots.bulk_histogram(scores, result.null, result.threshold, f"{result.name} score", salt)
             )
-            view.caption = WITHHELD_CAPTION.format(share=result.null.bulk_share) if withheld else BULK_CAPTION
+            view.caption = (
+                SHARED_CAPTION
+                if result.shared_with_twins
+                else WITHHELD_CAPTION.format(share=result.null.bulk_share)
+                if withheld
+                else BULK_CAPTION
+            )
         return view
     differences = _values(benchmark, result.name, "diff")
     if not differences:
@@ -241,8 +253,13 @@ def _facts(result: TestResult) -> tuple[list[tuple[str, str]], list[tuple[str, s
     lines = [("Calibration", _calibration(result))]
     null = result.null
     if null is not None and null.count_withheld:
+        beyond = ("Tail beyond the bulk", f"at least {format_percent(null.tail_share_low)}, with its twins")
+        too_few = (
+            "Never-seen bulk",
+            f"{format_percent(null.bulk_share)} of the questions: too few for the null",
+        )
         withheld: list[tuple[str, str]] = [
-            ("Never-seen bulk", f"{format_percent(null.bulk_share)} of the questions: too few for the null"),
+            beyond if result.shared_with_twins else too_few,
             ("Flagged", "none: withheld"),
         ]
         if result.n_unscored:

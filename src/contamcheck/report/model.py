@@ -13,10 +13,11 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from ..stats.spread import carries
 
-SCHEMA_VERSION = "1.4"  # 1.1: a bulk test's tail (centre, scale) and each question's p_memorised;
+SCHEMA_VERSION = "1.5"  # 1.1: a bulk test's tail (centre, scale) and each question's p_memorised;
 # 1.2: a bulk test's count_withheld (a null holding under 40% of the questions); 1.3: the control's
 # without_twin and the settings' twinless (--twinless); 1.4: a reference "passed-over" (it looks
-# contaminated itself)
+# contaminated itself); 1.5: a bulk test's withheld_because ("twins": a tail that stands out with its
+# twins)
 
 Status = Literal["fail", "warn", "pass", "skipped"]
 VerdictCode = Literal["likely", "evidence", "inconclusive", "clean"]
@@ -118,8 +119,15 @@ class BulkNull(_Model):
     )
     count_withheld: bool = Field(
         default=False,
-        description="the fitted null holds under 40% of the questions, too few to be the null: no "
-        "question is flagged and the tail count is not used (only the spread test, with a reference)",
+        description="no question is flagged and the tail count is not used (only the spread test, with "
+        "a reference): see withheld_because",
+    )
+    withheld_because: Literal["minority", "twins"] | None = Field(
+        default=None,
+        description="why the count was withheld: minority, the fitted null holds under 40% of the "
+        "questions, too few to be the null; twins, the tail beyond the bulk stands out with its twins "
+        "(the spread test against them finds nothing): familiarity with part of the benchmark's kind "
+        "of text, not memorised questions. Reports before schema 1.5 leave it out (then: minority)",
     )
     spread_correlation: float | None = Field(
         default=None,
@@ -200,8 +208,14 @@ class TestResult(_Model):
 
     @property
     def count_withheld(self) -> bool:
-        """A bulk test whose fitted null held a minority of the questions: no flags, no tail count."""
+        """A bulk test with no flags and no tail count: its fitted null held a minority of the
+        questions, or its tail stood out with its twins (``withheld_because``)."""
         return self.null is not None and self.null.count_withheld
+
+    @property
+    def shared_with_twins(self) -> bool:
+        """A bulk test whose tail stood out with its twins (``stats.spread.shared_with_twins``)."""
+        return self.null is not None and self.null.count_withheld and self.null.withheld_because == "twins"
 
 
 class ItemTestResult(_Model):

@@ -85,6 +85,13 @@ def test_line(result: TestResult) -> str:
         return f"{result.name}: {direction} over {result.n} shards ({statistic}, {p_text(result)})"
     rate = result.flag_rate or 0.0
     null = result.null
+    if result.shared_with_twins and null is not None and null.spread_correlation is not None:
+        return (
+            f"{result.name}: no flags (a tail of at least {null.tail_share_low:.0%} stands out with its "
+            f"twins: familiarity with part of the benchmark, not memorised questions); the questions "
+            f"spread against their twins at rank correlation {null.spread_correlation:+.2f} "
+            f"({p_text(result)})"
+        )
     if result.count_withheld and null is not None and null.spread_correlation is not None:
         return (
             f"{result.name}: no flags (the never-seen bulk holds {null.bulk_share:.0%} of the questions, "

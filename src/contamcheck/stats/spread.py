@@ -96,6 +96,22 @@ def carries(
     return spread_p <= tail_p and correlation >= SMALL_EFFECT
 
 
+# The level at which the twins back a tail: where the tail count goes beyond chance (below it) and
+# the spread test does not (at or above it), the tail stands out with its twins. The verdict's "warn"
+# level, a convention; see ``shared_with_twins``.
+TWINS_BACK = 0.05
+
+
+def shared_with_twins(tail_p: float | None, spread: SpreadOutcome) -> bool:
+    """Whether a tail beyond the bulk stands out with its twins: the tail count goes beyond chance
+    and the originals spread no more than their twins. Memorising a question lifts it above its
+    twin (the twin shares its words, not its numbers); knowing part of the benchmark's kind of text
+    better than the reference does lifts question and twin alike, and makes a tail just the same
+    (measured: docs/METHODS.md, "A tail its twins share"). Such a tail is familiarity, not
+    memorised questions."""
+    return tail_p is not None and tail_p < TWINS_BACK and spread.p_value >= TWINS_BACK
+
+
 def with_spread(tail_p: float, tail_min_p: float, spread: SpreadOutcome) -> tuple[float, float]:
     """A bulk test's (p-value, smallest attainable) with the spread test beside its tail count:
     twice the smaller of the two (Bonferroni), as for a control file's count and rank sum."""

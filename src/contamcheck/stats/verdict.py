@@ -83,7 +83,9 @@ class TestOutcome(Protocol):
 
     @property
     def count_withheld(self) -> bool:
-        """A bulk test whose fitted null held a minority of the questions (``stats.bulk.minority``)."""
+        """A bulk test with no flags and no tail count: its fitted null held a minority of the questions
+        (``stats.bulk.minority``), or its tail stood out with its twins (``stats.spread.shared_with_twins``,
+        never below 0.05: the test's p-value is then the spread test's, which did not reach it)."""
         ...
 
 
@@ -308,6 +310,14 @@ def judge(outcomes: Sequence[TestOutcome], alpha: float, twinless: bool = False)
 MINORITY_WHY = (
     "either most of the benchmark stands out, or the scores are skewed and the fit split them in the "
     "wrong place, and their shape can't tell which"
+)
+
+
+# Why a tail that stands out with its twins is not memorised questions: one wording for the note,
+# the caveat, the terminal and the HTML caption.
+TWINS_WHY = (
+    "the twins, which differ only in their numbers, score as high, as when the model knows part of the "
+    "benchmark's kind of text better than the reference does: familiarity, not memorised questions"
 )
 
 

@@ -1,0 +1,105 @@
+"""A tail that stands out with its twins is familiarity, not memorised questions: no flags, said everywhere.
+
+The scripted model learned 30% of the sample's questions with other numbers (text of the same kind,
+as a model trained on similar problems knows some templates of a benchmark better than its
+reference does): question and twin gain alike, and, judged against a reference that never saw
+either, the likelihood tests find a tail of about 30% beyond the bulk (they failed on it before
+2026-12-06). The same questions learned as they are gain over their twins and are caught.
+docs/METHODS.md, "A tail its twins share".
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+from pathlib import Path
+
+import pytest
+from audits import SAMPLE, write_jsonl
+from rich.console import Console
+
+from contamcheck import AuditConfig, Report, audit
+from contamcheck.report import to_html
+from contamcheck.report.io import read_report, to_json
+from contamcheck.report.terminal import render
+from contamcheck.stats.spread import TWINS_BACK
+
+TESTS = ["min-k", "min-k++", "zlib"]
+
+
+def _rows() -> list[dict[str, str]]:
+    return [json.loads(line) for line in Path(SAMPLE).read_text(encoding="utf-8").splitlines()]
+
+
+def _audit(memorised: Path) -> Report:
+    config = AuditConfig(
+        model=f"fake:memorise={memorised}",
+        benchmark="sample",
+        reference="fake:clean",
+        tests=TESTS,
+        permutations=5000,  # enough for alpha / 3: a quiet audit reads "no evidence", not "inconclusive"
+        no_cache=True,
+    )
+    return audit(config)
+
+
+@pytest.fixture(scope="module")
+def kind(tmp_path_factory: pytest.TempPathFactory) -> Report:
+    rng = random.Random(0)
+    renumbered = [
+        dict(
+            row, question=re.sub(r"\d+", lambda m: str(int(m.group()) + rng.randint(11, 97)), row["question"])
+        )
+        for index, row in enumerate(_rows())
+        if index % 10 < 3
+    ]
+    return _audit(write_jsonl(tmp_path_factory.mktemp("kind") / "similar.jsonl", renumbered))
+
+
+@pytest.fixture(scope="module")
+def seen(tmp_path_factory: pytest.TempPathFactory) -> Report:
+    same = [row for index, row in enumerate(_rows()) if index % 10 < 3]
+    return _audit(write_jsonl(tmp_path_factory.mktemp("seen") / "seen.jsonl", same))
+
+
+def test_a_kind_the_model_knows_better_is_not_called_contamination(kind: Report) -> None:
+    for result in kind.tests:
+        null = result.null
+        assert null is not None and null.tail_p_value is not None and null.spread_p_value is not None
+        assert null.tail_p_value < 1e-6  # the tail is there: the count alone called it "likely"
+        assert null.withheld_because == "twins" and result.shared_with_twins, (result.name, null)
+        assert null.spread_p_value >= TWINS_BACK and result.p_value == null.spread_p_value  # not doubled
+        assert result.status == "pass" and result.flag_rate is None and result.n_flagged == 0
+        entries = [item.tests[result.name] for item in kind.items if result.name in item.tests]
+        assert entries and all(e.flagged is None and e.p_memorised is None for e in entries)
+        assert result.note is not None and "stands out with its twins" in result.note
+    assert kind.verdict.code == "clean", kind.verdict.explanation
+
+
+def test_the_same_questions_memorised_are_caught(seen: Report) -> None:
+    assert seen.verdict.code == "likely", seen.verdict.explanation
+    for result in seen.tests:
+        null = result.null
+        assert null is not None and null.withheld_because is None and not result.count_withheld
+        assert null.spread_p_value is not None and null.spread_p_value < TWINS_BACK
+        assert result.flag_rate is not None and result.flag_rate > 0.2
+
+
+def test_every_output_says_why(kind: Report, tmp_path: Path) -> None:
+    console = Console(width=200, record=True, color_system=None)
+    render(kind, console)
+    text = console.export_text()
+    assert "min-k: no flags (a tail of at least" in text and "stands out with its twins" in text
+    (caveat,) = [note for note in kind.caveats if "stand out with their twins" in note]
+    assert all(name in caveat for name in TESTS) and "--control FILE" in caveat
+    assert not any("never-seen bulk holds under" in note for note in kind.caveats)  # not a minority
+    html = to_html(kind)
+    assert "Tail beyond the bulk" in html and "none: withheld" in html and "too few for the null" not in html
+    assert "familiarity, not memorised questions" in html
+    assert "min-k, min-k++ and zlib flagged none because the questions above their bulk stand out" in html
+    path = tmp_path / "report.json"
+    path.write_text(to_json(kind), encoding="utf-8")
+    again = read_report(path)
+    assert [t.null.withheld_because for t in again.tests if t.null] == ["twins"] * 3
+    assert to_html(again) == html
