@@ -188,11 +188,19 @@ def test_a_reference_that_saw_half_the_benchmark_is_passed_over(tiny_setup, caps
 
 def test_a_reference_close_to_the_models_own_numbers_is_named_in_a_warning(tiny_setup, capsys, monkeypatch):
     monkeypatch.setattr("contamcheck.pipeline.handles.CLOSE_NUMBERS_NATS", 1000.0)  # any reference is close
+    # the clean model as the cheater's reference: kept (alone it reads clean), so the warning stands
+    args = [str(tiny_setup.cheater), str(tiny_setup.benchmark), "--tests", "min-k"]
+    _, report = run_json(capsys, *args, "--reference", str(tiny_setup.clean))
+    assert report["reference"]["status"] == "used"
+    (warning,) = [w for w in report["warnings"] if "nearly the model's own numbers" in w]
+    assert warning.startswith(f"The reference {tiny_setup.clean} gives nearly the model's own numbers")
+    assert warning.endswith("pass a model of another family that never saw the benchmark.")
+    # the cheater as the clean model's reference is passed over: how close its numbers lie is moot
     args = [str(tiny_setup.clean), str(tiny_setup.benchmark), "--tests", "min-k"]
     _, report = run_json(capsys, *args, "--reference", str(tiny_setup.cheater))
-    (warning,) = [w for w in report["warnings"] if "nearly the model's own numbers" in w]
-    assert warning.startswith(f"The reference {tiny_setup.cheater} gives nearly the model's own numbers")
-    assert warning.endswith("pass a model of another family that never saw the benchmark.")
+    assert report["reference"]["status"] == "passed-over"
+    assert not [w for w in report["warnings"] if "nearly the model's own numbers" in w]
+    assert list(report["run"]["evidence"]) == ["model", f"reference passed over ({tiny_setup.cheater})"]
 
 
 def test_without_a_reference_the_spread_test_does_not_run(tiny_setup, capsys):

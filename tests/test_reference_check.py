@@ -79,6 +79,8 @@ def test_the_terminal_html_and_a_saved_report_say_so(half: Path, tmp_path: Path,
     assert f"reference: none (fake:memorise={half} passed over: it looks contaminated itself;" in printed
     report = read_report(out)
     assert report.reference.status == "passed-over" and report.schema_version >= "1.4"
+    # its evidence was the self-check's, and is counted as the passed-over reference's
+    assert list(report.run.evidence) == ["model", f"reference passed over (fake:memorise={half})"]
     html = to_html(report)
     assert "audited itself as a model without a reference" in html
     assert f"reference: fake:memorise={half}" not in html  # the header names no reference in use

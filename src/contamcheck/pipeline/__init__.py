@@ -245,6 +245,13 @@ def _audit(
         result.status = judgement.statuses[result.name]
     index = evidence_index(results, judgement.code)
 
+    # a reference the self-check passed over did its work (its scores audited alone), not the audit's
+    checked = reference_info.model
+    reference_role = (
+        f"reference passed over ({checked.spec})"
+        if reference_info.status == "passed-over" and checked is not None
+        else "reference"
+    )
     return Report(
         tool="contamcheck",
         version=__version__,
@@ -301,7 +308,8 @@ def _audit(
         items=[*items.values(), *control_records.values()],
         caveats=assemble.caveats(results, reference_info, controls, config.model) + also_reads_likely,
         warnings=assemble.warnings(target_engine, reference_engine)
-        + work.warnings
+        # how close a reference's numbers lie to the model's says nothing once it is passed over
+        + (work.warnings if reference_info.status != "passed-over" else [])
         + assemble.threads_warning(config, target.backend)
         + (store.notes if isinstance(store, EvidenceCache) else []),
         versions=assemble.versions(),
@@ -320,7 +328,7 @@ def _audit(
                 for role, engine in (
                     ("model", target_engine),
                     *((f"reference passed over ({spec})", e) for spec, e in work.passed_over_engines.items()),
-                    ("reference", reference_engine),
+                    (reference_role, reference_engine),
                 )
                 if engine is not None
             },
