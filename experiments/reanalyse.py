@@ -29,7 +29,14 @@ from contamcheck.report.model import TestResult
 from contamcheck.stats import judge
 from contamcheck.stats.bulk import BulkOutcome, bulk_tail_test, minority
 from contamcheck.stats.index import evidence_index
-from contamcheck.stats.spread import SpreadOutcome, carries, shared_with_twins, spread_test, with_spread
+from contamcheck.stats.spread import (
+    SpreadOutcome,
+    carries,
+    shared_with_twins,
+    spread_test,
+    tail_gain_test,
+    with_spread,
+)
 
 
 def scores_of(report: Report, result: TestResult) -> tuple[list[str], list[bool], np.ndarray, np.ndarray]:
@@ -59,6 +66,7 @@ class Rejudged(NamedTuple):
     spread: SpreadOutcome | None  # with a reference
     withheld: bool = False  # no flags, no tail count: a minority null (``stats.bulk.minority``) or
     because: str | None = None  # "twins": a tail its twins share (``stats.spread.shared_with_twins``)
+    gain_p: float | None = None  # the tail's gain over its twins (``stats.spread.tail_gain_test``)
 
     @property
     def carried(self) -> bool:
@@ -86,8 +94,11 @@ def rejudged(report: Report, x: np.ndarray, twins: np.ndarray, tables: Path | No
     spread = spread_test(x[paired], twins[paired], report.settings.permutations, report.settings.seed)
     if withheld:
         return Rejudged(now, spread.p_value, spread.min_attainable_p, spread, True, "minority")
-    if shared_with_twins(now.p_value, spread):
-        return Rejudged(now, spread.p_value, spread.min_attainable_p, spread, True, "twins")
+    # as the product: only where every question has a twin, from both tests of the twins
+    if paired.all() and now.p_value < 0.05:
+        gain = tail_gain_test(x, twins, int(np.sum(now.flags)))
+        if shared_with_twins(now.p_value, spread, gain):
+            return Rejudged(now, spread.p_value, spread.min_attainable_p, spread, True, "twins", gain)
     return Rejudged(now, *with_spread(now.p_value, now.min_attainable_p, spread), spread)
 
 
@@ -121,7 +132,10 @@ def main() -> None:
             flagged = int(again.flags.sum())
             changed = flagged != result.n_flagged or again.withheld
             mark = " **changed**" if changed else ""
-            count = f"withheld ({again.because})" if again.withheld else f"{flagged}/{len(x)}"
+            because = (
+                f"twins; tail's gain p = {again.gain_p:.2g}" if again.because == "twins" else again.because
+            )
+            count = f"withheld ({because})" if again.withheld else f"{flagged}/{len(x)}"
             rates = "withheld" if again.withheld and leaked else halves(ids, list(again.flags), leaked)
             tests_table.append(
                 f"| {audit} | {result.name} | {result.n_flagged}/{result.n} | {count}{mark} | "

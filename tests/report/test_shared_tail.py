@@ -74,7 +74,12 @@ def test_a_kind_the_model_knows_better_is_not_called_contamination(kind: Report)
         entries = [item.tests[result.name] for item in kind.items if result.name in item.tests]
         assert entries and all(e.flagged is None and e.p_memorised is None for e in entries)
         assert result.note is not None and "stands out with its twins" in result.note
+        assert null.tail_gain_p_value is not None and null.tail_gain_p_value >= TWINS_BACK / 2
     assert kind.verdict.code == "clean", kind.verdict.explanation
+    assert (
+        "min-k, min-k++ and zlib found questions above the never-seen bulk, standing out with their twins"
+        in (kind.verdict.explanation)
+    )
 
 
 def test_the_same_questions_memorised_are_caught(seen: Report) -> None:
@@ -103,3 +108,28 @@ def test_every_output_says_why(kind: Report, tmp_path: Path) -> None:
     again = read_report(path)
     assert [t.null.withheld_because for t in again.tests if t.null] == ["twins"] * 3
     assert to_html(again) == html
+
+
+def test_a_tail_of_questions_without_twins_is_not_taken_for_familiarity(tmp_path: Path) -> None:
+    """--twinless with a reference: the twins can speak only for the questions that have one. Here
+    the sample (with twins) and 40 questions without numbers, 12 of which the model memorised: the
+    tail is those 12, and the twins, which none of them has, must not withhold it (found by review)."""
+    words = []
+    for row in _rows()[:40]:
+        text = re.sub(r"\s+", " ", re.sub(r"[\d$%.,]*\d", "some", row["question"])).strip()
+        words.append({"question": f"In words: {text}"})
+    benchmark = write_jsonl(tmp_path / "mixed.jsonl", [{"question": r["question"]} for r in _rows()] + words)
+    memorised = write_jsonl(tmp_path / "memorised.jsonl", words[:12])
+    config = AuditConfig(
+        model=f"fake:memorise={memorised}",
+        benchmark=str(benchmark),
+        reference="fake:clean",
+        tests=TESTS,
+        twinless=True,
+        limit=160,
+        permutations=5000,
+        no_cache=True,
+    )
+    report = audit(config)
+    assert not any(t.shared_with_twins for t in report.tests), [(t.name, t.null) for t in report.tests]
+    assert report.verdict.code in ("evidence", "likely"), report.verdict.explanation

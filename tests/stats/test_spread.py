@@ -16,6 +16,7 @@ from contamcheck.stats.spread import (
     carries,
     shared_with_twins,
     spread_test,
+    tail_gain_test,
 )
 
 
@@ -100,22 +101,45 @@ def test_a_tail_counts_only_where_the_twins_back_it():
     unbacked = SpreadOutcome(-0.05, TWINS_BACK, 1e-4, 10_000)
     assert not shared_with_twins(1e-9, backed)
     assert shared_with_twins(1e-9, unbacked)
+    assert not shared_with_twins(1e-9, unbacked, gain_p=0.001)  # the tail's own gain backs it
+    assert shared_with_twins(1e-9, SpreadOutcome(0.1, 0.03, 1e-4, 10_000), gain_p=0.2)  # twice 0.03
     assert not shared_with_twins(TWINS_BACK, unbacked)  # no tail beyond chance: nothing to withhold
     assert not shared_with_twins(None, unbacked)
+
+
+def test_the_tail_gain_test_is_exact_on_exchangeable_pairs_and_sees_a_small_tail():
+    rng = np.random.default_rng(3)
+    p_values = []
+    for _ in range(400):
+        x, y = clean_pairs(rng, 200, 0.0)
+        kind = rng.random(200) < 0.2  # lifted alike: still exchangeable
+        p_values.append(tail_gain_test(x + 3 * kind, y + 3 * kind, 20))
+    assert 0.02 <= np.mean(np.array(p_values) < 0.05) <= 0.09
+    x, y = clean_pairs(rng, 200, 0.0)
+    memorised = np.arange(200) < 10  # 5% of the questions, their twins lifted 60% as much
+    assert tail_gain_test(x + 4 * memorised, y + 2.4 * memorised, 10) < 0.01
+    assert tail_gain_test(x, y, 0) == 1.0 and tail_gain_test(x, x, 10) == 1.0
 
 
 def test_a_lifted_kind_is_shared_with_the_twins_and_memorised_questions_are_not():
     """30% of the pairs lifted three SDs, question and twin alike (a kind of text the model knows
     better than the reference): the twins share the tail in about 95% of draws, the chance level of
-    the spread test. The same questions memorised (their twins lifted 60% as much, as measured on
-    SmolLM2: a twin shares its question's words) are backed by the twins in every draw."""
+    the two tests of the twins. The same questions memorised (their twins lifted 60% as much) are
+    backed by the twins in every draw. docs/METHODS.md, "A tail its twins share", gives the rates
+    for smaller tails (``experiments/twin_backing.py``)."""
     rng = np.random.default_rng(11)
     draws, n = 200, 200
     shared = backed = 0
     for _ in range(draws):
         x, y = clean_pairs(rng, n, 0.0)
         kind = rng.random(n) < 0.3
-        shared += shared_with_twins(1e-9, spread_test(x + 3 * kind, y + 3 * kind, 2000, seed=1))
-        backed += not shared_with_twins(1e-9, spread_test(x + 3 * kind, y + 1.8 * kind, 2000, seed=1))
+        top = int(kind.sum())
+        for lift, twin, count in ((3, 3, "shared"), (3, 1.8, "backed")):
+            xs, ys = x + lift * kind, y + twin * kind
+            outcome = shared_with_twins(1e-9, spread_test(xs, ys, 2000, seed=1), tail_gain_test(xs, ys, top))
+            if count == "shared":
+                shared += outcome
+            else:
+                backed += not outcome
     assert 0.9 * draws <= shared <= 0.99 * draws, shared
     assert backed == draws

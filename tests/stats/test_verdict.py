@@ -20,6 +20,7 @@ class Outcome:
     expected_rate: float = 0.05
     spread_carried: bool = False  # a bulk test whose p-value the spread test against the twins gave
     count_withheld: bool = False  # a bulk test whose null held a minority of the questions
+    shared_with_twins: bool = False  # a bulk test whose tail stood out with its twins
 
     @property
     def aggregate_evidence(self) -> bool:

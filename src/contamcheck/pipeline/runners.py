@@ -39,7 +39,7 @@ from ..stats.bulk import (
     twin_check,
 )
 from ..stats.flags import FlagOutcome
-from ..stats.spread import SpreadOutcome, shared_with_twins, spread_test, with_spread
+from ..stats.spread import SpreadOutcome, shared_with_twins, spread_test, tail_gain_test, with_spread
 from ..stats.verdict import MINORITY_WHY, TWINS_WHY, WARN_LEVEL, minority_remedy
 
 BULK_SIMULATIONS = 2000
@@ -272,7 +272,21 @@ def _bulk_result(
         first = np.array([scores.compared(controls.twins[i][0]) for i in paired_ids])
         spread = spread_test(originals[with_twin], first, permutations, seed)
     # A tail the twins share is familiarity with part of the benchmark: no flags, no count either.
-    shared = not withheld and spread is not None and shared_with_twins(outcome.p_value, spread)
+    # Only where every question has a twin (--twinless: the twins can't speak for the rest).
+    gain_p: float | None = None
+    if (
+        spread is not None
+        and with_twin.all()
+        and outcome.p_value is not None
+        and outcome.p_value < WARN_LEVEL
+    ):
+        gain_p = tail_gain_test(originals, first, int(np.sum(outcome.flags)))
+    shared = (
+        not withheld
+        and spread is not None
+        and gain_p is not None
+        and shared_with_twins(outcome.p_value, spread, gain_p)
+    )
     # A question's probability of being the tail's means something only where the tail is more than
     # a chance bump: a clean model's one outlier fitted as a tail of one read "P(memorised) 1.00".
     beyond_chance = outcome.p_value is not None and outcome.p_value < WARN_LEVEL
@@ -304,6 +318,7 @@ def _bulk_result(
         tail_p_value=outcome.p_value,
         spread_correlation=None if spread is None else spread.correlation,
         spread_p_value=None if spread is None else spread.p_value,
+        tail_gain_p_value=None if gain_p is None else min(1.0, gain_p),
         count_withheld=held,
         withheld_because="minority" if withheld else "twins" if shared else None,
     )
@@ -317,7 +332,8 @@ def _bulk_result(
     if withheld:
         return _withheld_result(result, len(originals), outcome.fit.bulk_share, spread, no_spread)
     if shared and spread is not None:
-        return _shared_result(result, len(originals), outcome, spread, familiarity, twins_above, paired_ids)
+        gain = 1.0 if gain_p is None else gain_p
+        return _shared_result(result, outcome, spread, gain, familiarity, twins_above, len(paired_ids))
     _fill_flag_statistics(result, len(originals), outcome)
     if spread is not None:
         result.p_value, result.min_attainable_p = with_spread(
@@ -413,16 +429,17 @@ def _withheld_result(
 
 def _shared_result(
     result: TestResult,
-    n: int,
     outcome: BulkOutcome,
     spread: SpreadOutcome,
+    gain_p: float,
     familiarity: tuple[float, float, float] | None,
     twins_above: int | None,
-    paired_ids: list[str],
+    paired: int,
 ) -> TestResult:
     """A bulk test whose tail stands out with its twins (``stats.spread.shared_with_twins``): no flags
     and no tail count, as for a minority null; the spread test, which asked whether the questions
     gained over their twins, is the test's p-value (one statistic, so not doubled)."""
+    n = len(outcome.flags)
     result.n = n
     result.p_value, result.min_attainable_p = spread.p_value, spread.min_attainable_p
     result.permutations = spread.swaps
@@ -431,10 +448,11 @@ def _shared_result(
     result.note = (
         f"No flags and no tail count: beyond the never-seen bulk ({outcome.fit.bulk_share:.0%} of the "
         f"questions) lies a tail of at least {share} (95% lower bound; tail count p = "
-        f"{outcome.p_value:.2g}), but it stands out with its twins: the originals spread no more than "
-        f"their twins (rank correlation {spread.correlation:+.2f}, p = {spread.p_value:.2g}). "
-        f"{TWINS_WHY[0].upper()}{TWINS_WHY[1:]}. The test's p-value is the spread test's. "
-        + _familiarity(familiarity, twins_above, len(paired_ids), n, None)
+        f"{outcome.p_value:.2g}), but it stands out with its twins: the questions did not gain "
+        f"detectably over their twins, neither across the benchmark (spread test: rank correlation "
+        f"{spread.correlation:+.2f}, p = {spread.p_value:.2g}) nor at the top, where the tail is "
+        f"(p = {gain_p:.2g}). {TWINS_WHY[0].upper()}{TWINS_WHY[1:]}. The test's p-value is the spread "
+        "test's. " + _familiarity(familiarity, twins_above, paired, n, None)
     )
     return result
 

@@ -17,7 +17,7 @@ SCHEMA_VERSION = "1.5"  # 1.1: a bulk test's tail (centre, scale) and each quest
 # 1.2: a bulk test's count_withheld (a null holding under 40% of the questions); 1.3: the control's
 # without_twin and the settings' twinless (--twinless); 1.4: a reference "passed-over" (it looks
 # contaminated itself); 1.5: a bulk test's withheld_because ("twins": a tail that stands out with its
-# twins)
+# twins) and tail_gain_p_value
 
 Status = Literal["fail", "warn", "pass", "skipped"]
 VerdictCode = Literal["likely", "evidence", "inconclusive", "clean"]
@@ -138,6 +138,12 @@ class BulkNull(_Model):
         default=None,
         description="with a reference: p-value of the spread test against the twins "
         "(as many swaps as settings.permutations)",
+    )
+    tail_gain_p_value: Share | None = Field(
+        default=None,
+        description="with a reference and a tail beyond chance: one-sided Wilcoxon signed-rank p that "
+        "the pairs highest by the higher of question and twin (as many as the bulk flags) gain over "
+        "their twins; with the spread test, what backs a tail (withheld_because)",
     )
 
 

@@ -97,19 +97,38 @@ def carries(
 
 
 # The level at which the twins back a tail: where the tail count goes beyond chance (below it) and
-# the spread test does not (at or above it), the tail stands out with its twins. The verdict's "warn"
-# level, a convention; see ``shared_with_twins``.
+# neither test of the twins does (twice the smaller of their p-values at or above it), the tail stands
+# out with its twins. The verdict's "warn" level, a convention; see ``shared_with_twins``.
 TWINS_BACK = 0.05
 
 
-def shared_with_twins(tail_p: float | None, spread: SpreadOutcome) -> bool:
-    """Whether a tail beyond the bulk stands out with its twins: the tail count goes beyond chance
-    and the originals spread no more than their twins. Memorising a question lifts it above its
-    twin (the twin shares its words, not its numbers); knowing part of the benchmark's kind of text
-    better than the reference does lifts question and twin alike, and makes a tail just the same
-    (measured: docs/METHODS.md, "A tail its twins share"). Such a tail is familiarity, not
-    memorised questions."""
-    return tail_p is not None and tail_p < TWINS_BACK and spread.p_value >= TWINS_BACK
+def tail_gain_test(x: np.ndarray, y: np.ndarray, top: int) -> float:
+    """One-sided p-value that the ``top`` pairs whose higher score (question or twin) is highest gain
+    over their twins: Wilcoxon's signed-rank test of x - y on those pairs. The spread test asks it of
+    the whole benchmark, where a small tail barely moves it; this asks it where the tail is. The pairs
+    are chosen by max(x, y), which a swap of question and twin leaves as it is, so under "never seen"
+    (question and twin exchangeable) their differences stay symmetric and the test exact."""
+    x = np.asarray(x, dtype=np.float64)
+    y = np.asarray(y, dtype=np.float64)
+    if top < 1 or x.shape != y.shape or x.ndim != 1:
+        return 1.0
+    chosen = np.argsort(-np.maximum(x, y), kind="stable")[:top]
+    diff = (x - y)[chosen]
+    if not np.any(diff):  # every chosen pair tied: no evidence either way
+        return 1.0
+    return float(stats.wilcoxon(diff, alternative="greater", zero_method="wilcox").pvalue)
+
+
+def shared_with_twins(tail_p: float | None, spread: SpreadOutcome, gain_p: float = 1.0) -> bool:
+    """Whether a tail beyond the bulk stands out with its twins: the tail count goes beyond chance,
+    and neither the spread test (the whole benchmark) nor the tail's gain over its twins
+    (``tail_gain_test``) does, twice the smaller of their p-values (Bonferroni). Memorising a
+    question lifts it above its twin (the twin shares its words, not its numbers); knowing part of
+    the benchmark's kind of text better than the reference does lifts question and twin alike, and
+    makes a tail just the same (measured: docs/METHODS.md, "A tail its twins share"). Such a tail is
+    familiarity, not memorised questions."""
+    backed = min(1.0, 2 * min(spread.p_value, gain_p)) < TWINS_BACK
+    return tail_p is not None and tail_p < TWINS_BACK and not backed
 
 
 def with_spread(tail_p: float, tail_min_p: float, spread: SpreadOutcome) -> tuple[float, float]:

@@ -88,6 +88,11 @@ class TestOutcome(Protocol):
         never below 0.05: the test's p-value is then the spread test's, which did not reach it)."""
         ...
 
+    @property
+    def shared_with_twins(self) -> bool:
+        """A bulk test whose tail stood out with its twins (``stats.spread.shared_with_twins``)."""
+        ...
+
 
 @dataclass(frozen=True)
 class Judgement:
@@ -295,11 +300,19 @@ def judge(outcomes: Sequence[TestOutcome], alpha: float, twinless: bool = False)
             adjusted,
             statuses,
         )
+    shared = [o.name for o in calibrated if o.shared_with_twins]
+    familiar = (
+        f" {listed(shared)} found questions above the never-seen bulk, standing out with their twins: "
+        "familiarity with part of the benchmark's kind of text, not memorised questions, though it can "
+        "hide a few among them (see the caveats)."
+        if shared
+        else ""
+    )
     return Judgement(
         "clean",
         VERDICT_LABELS["clean"],
         f"No {'calibrated ' if uncalibrated else ''}test went beyond chance. This is not proof that the "
-        f"model never saw the benchmark: a single exposure leaves little trace.{not_counted}",
+        f"model never saw the benchmark: a single exposure leaves little trace.{familiar}{not_counted}",
         adjusted,
         statuses,
     )
@@ -316,8 +329,9 @@ MINORITY_WHY = (
 # Why a tail that stands out with its twins is not memorised questions: one wording for the note,
 # the caveat, the terminal and the HTML caption.
 TWINS_WHY = (
-    "the twins, which differ only in their numbers, score as high, as when the model knows part of the "
-    "benchmark's kind of text better than the reference does: familiarity, not memorised questions"
+    "the twins, which differ only in their numbers, rise with their questions, as when the model knows "
+    "part of the benchmark's kind of text better than the reference does: familiarity, not memorised "
+    "questions"
 )
 
 
