@@ -130,8 +130,9 @@ def caveats(
         notes.append(
             f"{listed(shared)}: the questions above the never-seen bulk stand out with their twins: "
             f"{TWINS_WHY}. So no question is flagged there and the tail count is not used; the spread "
-            "test against the twins still judges. A reference closer to the tested model's training, or "
-            "--control FILE (questions of the same kind it can't have seen), can tell more."
+            "test against the twins still judges. A few memorised questions inside that kind could "
+            "hide there: questions of the same kind the model can't have seen (--control FILE) rise "
+            "alike and tell the two apart."
         )
     shift = whole_benchmark_caveat(results)
     if shift:

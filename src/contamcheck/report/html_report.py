@@ -156,7 +156,9 @@ WITHHELD_CAPTION = (
 )
 SHARED_CAPTION = (
     "Each question's own score (filled), and the bulk the fit found (the grey curve). The questions "
-    "above it stand out with their twins: " + TWINS_WHY + ". So no question is flagged."
+    "above it stand out with their twins (not drawn: see the spread against the twins above): "
+    + TWINS_WHY
+    + ". So no question is flagged."
 )
 
 
