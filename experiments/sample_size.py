@@ -47,6 +47,7 @@ class Outcome:
     aggregate_evidence: bool  # the spread test against the twins gave the p-value
     kind: str = "bulk"
     count_withheld: bool = False
+    shared_with_twins: bool = False  # the count withheld because the tail stood out with its twins
     calibrated: bool = True
     expected_rate: float = EXPECTED_RATE
 
@@ -66,6 +67,7 @@ def outcome_of(name: str, judged: Rejudged) -> Outcome:
         tail.fit.components > 1,
         judged.carried,
         count_withheld=judged.withheld,
+        shared_with_twins=judged.because == "twins",
     )
 
 
