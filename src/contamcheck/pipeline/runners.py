@@ -238,7 +238,9 @@ def _bulk_result(
     scores spread more than their twins' (``stats.spread``)? A partial leak at a moderate level
     can lift the leaked half without leaving a tail apart from the bulk, and the twins, which the
     model cannot have memorised, carry the spread it would otherwise have. The test's p-value is
-    twice the smaller of the two (Bonferroni), as for the control file's count and rank sum.
+    twice the smaller of the two (Bonferroni), as for the control file's count and rank sum. A tail
+    that neither the spread test nor the tail's own gain over its twins backs is withheld: it stands
+    out with its twins (``stats.spread.shared_with_twins``).
     """
     by_id = {item.id: item for item in controls.items}
     originals = np.array([scores.compared(by_id[i].text) for i in used_ids])

@@ -327,7 +327,7 @@ MINORITY_WHY = (
 
 
 # Why a tail that stands out with its twins is not memorised questions: one wording for the note,
-# the caveat, the terminal and the HTML caption.
+# the caveat and the HTML caption.
 TWINS_WHY = (
     "the twins, which differ only in their numbers, rise with their questions, as when the model knows "
     "part of the benchmark's kind of text better than the reference does: familiarity, not memorised "
