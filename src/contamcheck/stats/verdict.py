@@ -304,7 +304,8 @@ def judge(outcomes: Sequence[TestOutcome], alpha: float, twinless: bool = False)
     familiar = (
         f" {listed(shared)} found questions above the never-seen bulk, standing out with their twins: "
         "familiarity with part of the benchmark's kind of text, not memorised questions, though it can "
-        "hide a few among them (see the caveats)."
+        "hide a few among them: questions of the same kind the model can't have seen (--control FILE) "
+        "tell the two apart."
         if shared
         else ""
     )
