@@ -29,14 +29,7 @@ from contamcheck.report.model import TestResult
 from contamcheck.stats import judge
 from contamcheck.stats.bulk import BulkOutcome, bulk_tail_test, minority
 from contamcheck.stats.index import evidence_index
-from contamcheck.stats.spread import (
-    SpreadOutcome,
-    carries,
-    shared_with_twins,
-    spread_test,
-    tail_gain_test,
-    with_spread,
-)
+from contamcheck.stats.spread import SpreadOutcome, carries, spread_test, twin_backing, with_spread
 
 
 def scores_of(report: Report, result: TestResult) -> tuple[list[str], list[bool], np.ndarray, np.ndarray]:
@@ -95,11 +88,24 @@ def rejudged(report: Report, x: np.ndarray, twins: np.ndarray, tables: Path | No
     if withheld:
         return Rejudged(now, spread.p_value, spread.min_attainable_p, spread, True, "minority")
     # as the product: only where every question has a twin, from both tests of the twins
-    if paired.all() and now.p_value < 0.05:
-        gain = tail_gain_test(x, twins, int(np.sum(now.flags)))
-        if shared_with_twins(now.p_value, spread, gain):
+    if paired.all():
+        gain, shared = twin_backing(now.p_value, int(np.sum(now.flags)), x, twins, spread)
+        if shared:
             return Rejudged(now, spread.p_value, spread.min_attainable_p, spread, True, "twins", gain)
     return Rejudged(now, *with_spread(now.p_value, now.min_attainable_p, spread), spread)
+
+
+def apply(result: TestResult, again: Rejudged, n: int) -> None:
+    """Write a re-judged result into the saved test, as the verdict's rule reads it."""
+    assert result.null is not None
+    result.n_flagged = int(again.flags.sum())  # none where withheld
+    result.flag_rate = None if again.withheld else result.n_flagged / n
+    result.p_value, result.min_attainable_p = again.p_value, again.min_attainable_p
+    result.null.tail_p_value = again.tail.p_value
+    result.null.spread_p_value = None if again.spread is None else again.spread.p_value
+    result.null.spread_correlation = None if again.spread is None else again.spread.correlation
+    result.null.count_withheld = again.withheld
+    result.null.withheld_because = again.because  # type: ignore[assignment]
 
 
 def halves(ids: list[str], flags: list[bool], leaked: set[str]) -> str:
@@ -142,14 +148,7 @@ def main() -> None:
                 f"{halves(ids, flags_then, leaked)} | {rates} | "
                 f"{p_text(result.p_value)} | {p_text(again.p_value)} |"
             )
-            result.n_flagged = flagged
-            result.flag_rate = None if again.withheld else flagged / len(x)
-            result.p_value, result.min_attainable_p = again.p_value, again.min_attainable_p
-            result.null.tail_p_value = again.tail.p_value  # what the verdict's rule reads
-            result.null.spread_p_value = None if again.spread is None else again.spread.p_value
-            result.null.spread_correlation = None if again.spread is None else again.spread.correlation
-            result.null.count_withheld = again.withheld
-            result.null.withheld_because = again.because  # type: ignore[assignment]
+            apply(result, again, len(x))
         judgement = judge(report.tests, report.settings.alpha)
         for result in report.tests:
             result.status = judgement.statuses[result.name]

@@ -18,7 +18,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from reanalyse import rejudged, saved_audits, scores_of
+from reanalyse import apply, rejudged, saved_audits, scores_of
 
 from contamcheck.stats import judge
 
@@ -39,16 +39,8 @@ def main() -> None:
             if not len(x):
                 continue
             again = rejudged(report, x, twins)
-            for result in (now, alone):
-                result.n_flagged = 0 if again.withheld else int(again.flags.sum())
-                result.flag_rate = None if again.withheld else result.n_flagged / len(x)
-                assert result.null is not None
-                result.null.tail_p_value = again.tail.p_value
-                result.null.spread_p_value = None if again.spread is None else again.spread.p_value
-                result.null.spread_correlation = None if again.spread is None else again.spread.correlation
-                result.null.count_withheld = again.withheld
-                result.null.withheld_because = again.because  # type: ignore[assignment]
-            now.p_value, now.min_attainable_p = again.p_value, again.min_attainable_p
+            apply(now, again, len(x))
+            apply(alone, again, len(x))
             if again.spread is not None:
                 # the spread alone (not doubled); the tail still names questions where the current
                 # rule keeps it, and decides nothing: its p is set to 1, so the verdict reads the

@@ -114,7 +114,7 @@ def caveats(
             "the null is not known to hold for a model that never saw the benchmark (each test's "
             "calibration says why), so it is shown and does not move the verdict."
         )
-    minority = [r.name for r in results if r.count_withheld and not r.shared_with_twins]
+    minority = [r.name for r in results if r.minority_null]
     if minority:
         spread = " (with a reference, the spread test against the twins still is)"
         used = reference.status == "used"

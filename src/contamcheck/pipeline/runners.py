@@ -39,7 +39,7 @@ from ..stats.bulk import (
     twin_check,
 )
 from ..stats.flags import FlagOutcome
-from ..stats.spread import SpreadOutcome, shared_with_twins, spread_test, tail_gain_test, with_spread
+from ..stats.spread import SpreadOutcome, spread_test, twin_backing, with_spread
 from ..stats.verdict import MINORITY_WHY, TWINS_WHY, WARN_LEVEL, minority_remedy
 
 BULK_SIMULATIONS = 2000
@@ -276,19 +276,10 @@ def _bulk_result(
     # A tail the twins share is familiarity with part of the benchmark: no flags, no count either.
     # Only where every question has a twin (--twinless: the twins can't speak for the rest).
     gain_p: float | None = None
-    if (
-        spread is not None
-        and with_twin.all()
-        and outcome.p_value is not None
-        and outcome.p_value < WARN_LEVEL
-    ):
-        gain_p = tail_gain_test(originals, first, int(np.sum(outcome.flags)))
-    shared = (
-        not withheld
-        and spread is not None
-        and gain_p is not None
-        and shared_with_twins(outcome.p_value, spread, gain_p)
-    )
+    shared = False
+    if spread is not None and with_twin.all():
+        gain_p, shared = twin_backing(outcome.p_value, int(np.sum(outcome.flags)), originals, first, spread)
+        shared = shared and not withheld
     # A question's probability of being the tail's means something only where the tail is more than
     # a chance bump: a clean model's one outlier fitted as a tail of one read "P(memorised) 1.00".
     beyond_chance = outcome.p_value is not None and outcome.p_value < WARN_LEVEL
@@ -333,9 +324,8 @@ def _bulk_result(
         no_spread = f"{len(paired_ids)} questions have a twin, {MIN_QUESTIONS} needed"
     if withheld:
         return _withheld_result(result, len(originals), outcome.fit.bulk_share, spread, no_spread)
-    if shared and spread is not None:
-        gain = 1.0 if gain_p is None else gain_p
-        return _shared_result(result, outcome, spread, gain, familiarity, twins_above, len(paired_ids))
+    if shared and spread is not None and gain_p is not None:
+        return _shared_result(result, outcome, spread, gain_p, familiarity, twins_above, len(paired_ids))
     _fill_flag_statistics(result, len(originals), outcome)
     if spread is not None:
         result.p_value, result.min_attainable_p = with_spread(
@@ -345,7 +335,7 @@ def _bulk_result(
     if beyond <= 0:
         tail = "no tail beyond it that chance does not explain"
     else:
-        share = f"{beyond:.0%}" if beyond >= 0.01 else f"{100 * beyond:.2g}%"  # 0.4%, 0.04%: never "0%"
+        share = _share(beyond)
         tail = f"beyond it, at least {share} of the questions (95% lower bound)"
     result.note = f"The never-seen bulk holds {outcome.fit.bulk_share:.0%} of the questions; {tail}. "
     centre = outcome.fit.centre if scores.reference is not None else None
@@ -420,8 +410,7 @@ def _withheld_result(
             f"{why}, so no question is flagged and the count is not used. {minority_remedy()}"
         )
         return result
-    result.p_value, result.min_attainable_p = spread.p_value, spread.min_attainable_p
-    result.permutations = spread.swaps
+    _spread_alone(result, spread)
     result.note = (
         f"No flags and no tail count: {why}. The test's p-value is the spread test's against the twins, "
         f"which needs no null: rank correlation {spread.correlation:+.2f}, p = {spread.p_value:.2g}."
@@ -443,20 +432,28 @@ def _shared_result(
     gained over their twins, is the test's p-value (one statistic, so not doubled)."""
     n = len(outcome.flags)
     result.n = n
-    result.p_value, result.min_attainable_p = spread.p_value, spread.min_attainable_p
-    result.permutations = spread.swaps
-    beyond = outcome.tail_share_low
-    share = f"{beyond:.0%}" if beyond >= 0.01 else f"{100 * beyond:.2g}%"
+    _spread_alone(result, spread)
     result.note = (
         f"No flags and no tail count: beyond the never-seen bulk ({outcome.fit.bulk_share:.0%} of the "
-        f"questions) lies a tail of at least {share} (95% lower bound; tail count p = "
-        f"{outcome.p_value:.2g}), but it stands out with its twins: the questions did not gain "
+        f"questions) lies a tail of at least {_share(outcome.tail_share_low)} (95% lower bound; tail "
+        f"count p = {outcome.p_value:.2g}), but it stands out with its twins: the questions did not gain "
         f"detectably over their twins, neither across the benchmark (spread test: rank correlation "
         f"{spread.correlation:+.2f}, p = {spread.p_value:.2g}) nor at the top, where the tail is "
         f"(p = {gain_p:.2g}). {TWINS_WHY[0].upper()}{TWINS_WHY[1:]}. The test's p-value is the spread "
         "test's. " + _familiarity(familiarity, twins_above, paired, n, None)
     )
     return result
+
+
+def _spread_alone(result: TestResult, spread: SpreadOutcome) -> None:
+    """The spread test against the twins as a withheld test's p-value: one statistic, not doubled."""
+    result.p_value, result.min_attainable_p = spread.p_value, spread.min_attainable_p
+    result.permutations = spread.swaps
+
+
+def _share(value: float) -> str:
+    """A share of the questions as a percentage, never "0%" for a small one (0.4%, 0.04%)."""
+    return f"{value:.0%}" if value >= 0.01 else f"{100 * value:.2g}%"
 
 
 def _median_interval(values: np.ndarray, seed: int, resamples: int = 1000) -> tuple[float, float]:

@@ -223,6 +223,12 @@ class TestResult(_Model):
         """A bulk test whose tail stood out with its twins (``stats.spread.shared_with_twins``)."""
         return self.null is not None and self.null.count_withheld and self.null.withheld_because == "twins"
 
+    @property
+    def minority_null(self) -> bool:
+        """A bulk test withheld because its fitted null held a minority of the questions (reports
+        before schema 1.5 give no reason: every withheld test was that)."""
+        return self.count_withheld and not self.shared_with_twins
+
 
 class ItemTestResult(_Model):
     score: float | None = None

@@ -131,6 +131,18 @@ def shared_with_twins(tail_p: float | None, spread: SpreadOutcome, gain_p: float
     return tail_p is not None and tail_p < TWINS_BACK and not backed
 
 
+def twin_backing(
+    tail_p: float | None, flagged: int, x: np.ndarray, y: np.ndarray, spread: SpreadOutcome
+) -> tuple[float | None, bool]:
+    """Ask the twins about a tail, where every question has one (``x`` the questions' scores, ``y``
+    their first twins'): the tail's gain p (None where the tail count is not beyond chance, so there
+    is nothing to ask) and whether the tail stands out with its twins (``shared_with_twins``)."""
+    if tail_p is None or tail_p >= TWINS_BACK:
+        return None, False
+    gain_p = tail_gain_test(x, y, flagged)
+    return gain_p, shared_with_twins(tail_p, spread, gain_p)
+
+
 def with_spread(tail_p: float, tail_min_p: float, spread: SpreadOutcome) -> tuple[float, float]:
     """A bulk test's (p-value, smallest attainable) with the spread test beside its tail count:
     twice the smaller of the two (Bonferroni), as for a control file's count and rank sum."""
