@@ -303,6 +303,58 @@ def test_file_with_only_empty_questions_yields_no_questions(tmp_path: Path, name
     assert "--field" in message  # the fix: perhaps the questions are in another field
 
 
+@pytest.mark.parametrize(
+    ("content", "line", "says"),
+    [
+        # a question with a comma and no quotes: cut at the comma, the rest a surplus cell
+        (
+            "id,question\n1,Ann has 3 pens.\n2,Boris makes 50,000 bars a day.\n",
+            3,
+            "was not put in double quotes",
+        ),
+        # a line break in an unquoted question begins a row of one cell
+        ("id,question\n1,Ann has 3 pens and\n buys 2 more.\n", 3, "a line break in a cell"),
+        ("id;question\n1;Ann has 3 pens; Bob 2.\n", 2, "holding a semicolon"),
+    ],
+)
+def test_csv_row_with_other_cell_count_is_named(tmp_path: Path, content: str, line: int, says: str) -> None:
+    path = write(tmp_path / "ragged.csv", content)
+    message = error_of(path)
+    assert f"Line {line} of {str(path)!r}" in message
+    assert says in message
+    assert "cells where the header has 2 (id, question)" in message
+    assert "save the file as .jsonl" in message
+
+
+@pytest.mark.parametrize(
+    ("content", "line", "says"),
+    [
+        (
+            'id,question\n1,"Ann has 3 pens.\n2,"Bob has 4."\n3,Cy has 5.\n',
+            2,
+            "closes a quote with text after it",
+        ),
+        ('id,question\n1,Ann has 3 pens.\n2,"Bob has 4.\n', 3, "opens a quote that is never closed"),
+        ('id,question\n"unterminated,1\n', 2, "opens a quote that is never closed"),
+    ],
+)
+def test_csv_quote_left_open_is_named(tmp_path: Path, content: str, line: int, says: str) -> None:
+    message = error_of(write(tmp_path / "quotes.csv", content))
+    assert f"the row starting on line {line} {says}" in message
+    assert 'written twice: ""' in message
+
+
+def test_csv_keeps_what_spreadsheets_read_alike(tmp_path: Path) -> None:
+    """Quoted separators, doubled quotes, line breaks in quotes, blank lines and empty trailing cells."""
+    content = 'id,question\n1,"Ann has 3 pens, Bob 2."\n\n2,"She said ""hi""\nto 4 friends."\n3,Cy has 5.,,\n'
+    benchmark = load_benchmark(str(write(tmp_path / "fine.csv", content)))
+    assert [item.text for item in benchmark.items] == [
+        "Ann has 3 pens, Bob 2.",
+        'She said "hi"\nto 4 friends.',
+        "Cy has 5.",
+    ]
+
+
 def test_malformed_jsonl_line_is_named(tmp_path: Path) -> None:
     path = write(tmp_path / "bad.jsonl", '{"question": "ok"}\n\n{"question": "broken\n{"question": "fine"}\n')
     message = error_of(path)

@@ -200,6 +200,12 @@ def _json_document_rows(data: Any, where: str) -> Iterator[Row]:
 
 
 def _csv_rows(path: Path, gzipped: bool) -> Iterator[Row]:
+    """Rows of a CSV file, refusing one that a spreadsheet would read otherwise than we would.
+
+    A question with the separator in it and no quotes around it would be cut at the separator (a
+    row with more cells than the header), and a quote left open would swallow the lines after it:
+    both would audit other text than the benchmark's, so both stop with the line to mend.
+    """
     csv.field_size_limit(min(sys.maxsize, 2**31 - 1))
     text = _text(path, gzipped)
     header = text.partition("\n")[0]
@@ -207,13 +213,53 @@ def _csv_rows(path: Path, gzipped: bool) -> Iterator[Row]:
     # mark): its header has that separator and no comma, and read with ',' it would be one column
     # whose name holds the separator, and whose questions start with the id
     delimiter = next((d for d in ("\t", ";") if d in header and "," not in header), ",")
-    reader = csv.DictReader(io.StringIO(text, newline=""), delimiter=delimiter)
+    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter, strict=True)
+    where = str(path)
+    start = 1  # the line the next row starts on
     try:
-        for row in reader:
-            # DictReader puts surplus cells under the key None; they belong to no field.
-            yield f"line {reader.line_num}", {k: v for k, v in row.items() if k is not None}
+        columns = next(reader, None)
+        start = reader.line_num + 1
+        if columns is None:
+            return
+        for cells in reader:
+            line = start
+            start = reader.line_num + 1
+            if not cells:  # a blank line
+                continue
+            if len(cells) != len(columns) and (len(cells) < len(columns) or any(cells[len(columns) :])):
+                raise InputError(_cell_count(where, line, len(cells), columns, delimiter))
+            yield f"line {line}", dict(zip(columns, cells, strict=False))  # any surplus is empty
     except csv.Error as exc:
-        raise InputError(f"Can't parse {str(path)!r} as CSV near line {reader.line_num}: {exc}.") from None
+        raise InputError(
+            f"Can't parse {where!r} as CSV: the row starting on line {start} {_csv_problem(exc)}. "
+            'Mend that line (a quote inside a quoted cell is written twice: ""), or save the file '
+            "as .jsonl."
+        ) from None
+
+
+def _cell_count(where: str, line: int, cells: int, columns: list[str], delimiter: str) -> str:
+    separator = {"\t": "a tab", ";": "a semicolon"}.get(delimiter, "a comma")
+    more = cells > len(columns)
+    return (
+        f"Line {line} of {where!r} has {cells} cells where the header has {len(columns)} "
+        f"({', '.join(columns)}): "
+        + (
+            f"a cell holding {separator} was not put in double quotes, so it was cut there"
+            if more
+            else "cells are missing, or a line break in a cell without quotes began a new row"
+        )
+        + '. Quote every cell that holds the separator or a line break ("like, this"), or save the file '
+        "as .jsonl."
+    )
+
+
+def _csv_problem(exc: csv.Error) -> str:
+    message = str(exc)
+    if "unexpected end of data" in message:
+        return "opens a quote that is never closed"
+    if "expected after" in message:
+        return "closes a quote with text after it"
+    return f"can't be read ({message})"
 
 
 def _parquet_rows(path: Path, gzipped: bool) -> Iterator[Row]:
