@@ -2,18 +2,18 @@
 
 from __future__ import annotations
 
-from rich.console import Console
 from rich.table import Table
 
 from ..benchmarks import BUILTINS
 from ..methods import TESTS
 from ..methods.base import Test
+from .output import stdout_console
 
 
 def print_listing() -> None:
-    console = Console()
+    console = stdout_console()
     if not console.is_terminal:  # a pipe or a CI log: no terminal to fit, so nothing is cut short
-        console = Console(width=200)
+        console = stdout_console(width=200)
     benchmarks = Table(title="Built-in benchmarks", title_justify="left", show_lines=False)
     for column in ("name", "what", "source", "field", "public since"):
         benchmarks.add_column(column, overflow="fold")  # a dataset id wraps, never ends in "…"

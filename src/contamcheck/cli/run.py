@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import sys
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -18,6 +17,7 @@ from ..memory import return_freed_memory
 from ..report import io
 from ..report.model import Report
 from ..report.terminal import render
+from .output import stdout_console, write_stdout
 from .progress import ProgressBars, ProgressMode
 
 
@@ -141,9 +141,9 @@ def show_report(report: Report, options: dict[str, Any]) -> None:
     for path, text in texts.items():
         io.write_atomic(path, text)
     if options["as_json"]:
-        sys.stdout.write(io.to_json(report))
+        write_stdout(io.to_json(report))
     elif not options["quiet"]:
-        render(report, Console())
+        render(report, stdout_console())
 
 
 def rerender(path: str, options: dict[str, Any]) -> int:
@@ -156,7 +156,7 @@ def rerender(path: str, options: dict[str, Any]) -> int:
 def show_cache(folder: str | None) -> int:
     from ..evidence.cache import EvidenceCache, cache_folder
 
-    console = Console(soft_wrap=True)
+    console = stdout_console(soft_wrap=True)
     where = cache_folder(folder)
     if not where.exists():  # looking must not create it (a file there is said below)
         console.print(escape(f"cache: {where} (nothing stored yet)"))
@@ -197,7 +197,7 @@ def clear_cache(folder: str | None) -> int:
 
     where = cache_folder(folder)
     if not where.exists():
-        Console(soft_wrap=True).print(escape(f"cache: {where} (nothing stored, nothing to clear)"))
+        stdout_console(soft_wrap=True).print(escape(f"cache: {where} (nothing stored, nothing to clear)"))
         return 0
     cache = EvidenceCache(folder, audit=False)
     removed = cache.clear()
@@ -205,7 +205,7 @@ def clear_cache(folder: str | None) -> int:
         Console(soft_wrap=True, stderr=True).print(
             "[yellow]The evidence cache was unreadable (damaged); it was removed with the rest.[/yellow]"
         )
-    Console(soft_wrap=True).print(
+    stdout_console(soft_wrap=True).print(
         escape(
             f"removed {removed['entries']} evidence entries, and {removed['files']} other files "
             "(converted models, null tables, damaged caches set aside: "

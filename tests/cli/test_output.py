@@ -1,0 +1,52 @@
+"""Standard output read by something other than a person at a terminal: a pipe, a log, ``| head``."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+EXAMPLE = str(Path(__file__).parents[2] / "docs" / "example" / "report.json")  # "No evidence found": 0
+
+
+def contamcheck(*args: str, close_stdout: bool = False) -> tuple[int, str, str]:
+    env = {key: value for key, value in os.environ.items() if key != "COLUMNS"}
+    process = subprocess.Popen(
+        [sys.executable, "-m", "contamcheck", *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+    if close_stdout:  # the reader is gone before anything is written: every write meets a closed pipe
+        assert process.stdout is not None
+        process.stdout.close()
+        stdout = ""
+        stderr = process.stderr.read() if process.stderr else ""
+        return process.wait(), stdout, stderr
+    stdout, stderr = process.communicate()
+    return process.returncode, stdout, stderr
+
+
+@pytest.mark.parametrize(
+    "args", [("report", EXAMPLE), ("report", "--json", EXAMPLE), ("benchmarks",), ("cache", "info")]
+)
+def test_a_reader_that_stops_early_leaves_the_exit_code_and_says_nothing(args: tuple[str, ...]) -> None:
+    """Rich's own handling exits with 1, a verdict's code, and --json failed as an internal error."""
+    code, _, stderr = contamcheck(*args, close_stdout=True)
+    assert (code, stderr) == (0, "")
+
+
+def test_a_report_in_a_log_keeps_its_lines_whole() -> None:
+    code, stdout, stderr = contamcheck("report", EXAMPLE)
+    assert code == 0, stderr
+    lines = stdout.splitlines()
+    assert not [line for line in lines if line.endswith(" ")]
+    # each test's line holds its p-value; at 80 columns "(p = " ended one line and "0.31)" began the next
+    test_lines = [line for line in lines if line.startswith(("  ✓ ", "  ✗ ", "  ! "))]
+    assert len(test_lines) >= 5
+    assert all(line.rstrip().endswith(")") or "uncalibrated" in line for line in test_lines)
+    assert any(len(line) > 100 for line in lines)
