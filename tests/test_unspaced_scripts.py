@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 import string
 import sys
 import unicodedata
@@ -20,7 +21,7 @@ import pytest
 from contamcheck.cli.app import main
 from contamcheck.controls import NumberPool, make_twins, numbers_in, split_question
 from contamcheck.controls.split import word_count
-from contamcheck.methods.completion import generation_budget
+from contamcheck.methods.completion import generation_budget, number_recall
 from contamcheck.methods.guided import WordTokenizer, rouge_l
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "experiments"))
@@ -65,11 +66,33 @@ def test_numbers_beside_characters_of_scripts_without_spaces_are_numbers() -> No
     assert numbers_in(CHINESE) == ["37", "15", "128"]
     assert numbers_in(JAPANESE) == ["37", "15"]
     assert numbers_in("第3天卖了12,500元") == ["3", "12,500"]
-    # letters of other scripts still glue, and digits other than ASCII are not numbers we write back
+    # letters of other scripts still glue; full-width digits are read as ASCII ones, other digits not
     assert numbers_in("x37 3rd é12 _12 12_ αβ7 Ж9") == []
-    assert numbers_in("３７個と٣٧") == []
+    assert numbers_in("３７個と٣٧") == ["37"]
+    assert numbers_in("ｘ３７") == []  # a full-width letter glues as an ASCII one does
     assert numbers_in("๓7 และ 7๓") == []  # glued to a digit of another script
     assert numbers_in("사과 37개를 샀다") == ["37"]  # Korean writes its counters onto the number
+
+
+def test_full_width_digits_get_twins_written_in_them() -> None:
+    """Chinese and Japanese text often writes numbers in full-width digits: before, such a question
+    had no number to change, so a benchmark written so had no question with a twin."""
+    text = "小明有３７个苹果，给了小红１５个，又买了１２８个。12月５日他一共有多少个苹果？"
+    pool = NumberPool([text, "有４５个、２０个和１５０个"])
+    twins = make_twins(text, pool, seed=0, count=3)
+    assert len(twins) == 3
+    shape = re.compile(
+        "小明有[０-９]{2}个苹果，给了小红[０-９]{2}个，又买了[０-９]{3}个。1[0-2]月[２-９]日他"
+    )
+    for twin in twins:  # each number in the digits it was written in, the month a month, the day a day
+        assert shape.match(twin) and numbers_in(twin)[:3] != ["37", "15", "128"], twin
+
+
+def test_a_number_written_in_the_other_digits_is_the_same_number() -> None:
+    """Completion asks whether the model writes the question's numbers: ``128`` is ``１２８``."""
+    assert number_recall("小明有３７个苹果，又买", "了１２８个。", "了128个苹果") == 1.0
+    assert number_recall("小明有37个苹果，又买", "了128个。", "了１２８个") == 1.0
+    assert number_recall("小明有37个苹果，又买", "了128个。", "了１２９个") == 0.0
 
 
 def test_a_chinese_or_japanese_clock_time_stays() -> None:

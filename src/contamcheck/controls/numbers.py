@@ -21,7 +21,8 @@ from .split import UNSPACED
 # writes counters onto numbers, so a number beside either ("有37个", "37개") stands alone; letters of
 # other scripts glue ("x1", "3rd"), and so do digits of other scripts ("๓7").
 _GLUED = rf"[^\W{UNSPACED}\uac00-\ud7a3\u1100-\u11ff\u3130-\u318f]|\d"
-# Only ASCII digits: a twin writes its numbers in them, so "３７" would come back as "52".
+# ASCII digits, and the full-width ones of East Asian text read as them (see ascii_digits); digits of
+# other scripts (Arabic-Indic, Thai) are not numbers we change.
 NUMBER = re.compile(
     rf"(?<!{_GLUED})(?<!\.)(?<!\d:)"  # not glued to a word, an identifier, a preceding dot, or a clock "6:"
     r"(?:[0-9]{1,3}(?:,[0-9]{3})+|[0-9]+)"
@@ -31,6 +32,21 @@ NUMBER = re.compile(
 
 
 MAX_DIGITS = 100
+
+FULLWIDTH_DIGITS = "０１２３４５６７８９"
+_TO_ASCII = str.maketrans(FULLWIDTH_DIGITS, "0123456789")
+_TO_FULLWIDTH = str.maketrans("0123456789", FULLWIDTH_DIGITS)
+
+
+def ascii_digits(text: str) -> str:
+    """``text`` with full-width digits (``３７``, common in Chinese and Japanese text) written as ASCII
+    ones: one character for one, so a number found here stands at the same place in ``text``."""
+    return text.translate(_TO_ASCII)
+
+
+def written_as(literal: str, original: str) -> str:
+    """``literal`` (ASCII digits) in the digits ``original`` was written in."""
+    return literal.translate(_TO_FULLWIDTH) if any(c in FULLWIDTH_DIGITS for c in original) else literal
 
 
 @dataclass(frozen=True)
@@ -103,8 +119,8 @@ def normalise(literal: str) -> str:
 
 
 def numbers_in(text: str) -> list[str]:
-    """The number literals of ``text`` in order, as written."""
-    return [match.group(0) for match in NUMBER.finditer(text)]
+    """The number literals of ``text`` in order, as written, full-width digits as ASCII ones."""
+    return [match.group(0) for match in NUMBER.finditer(ascii_digits(text))]
 
 
 def new_numbers(prefix: str, suffix: str) -> list[str]:

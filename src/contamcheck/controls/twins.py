@@ -29,7 +29,7 @@ from collections.abc import Callable, Iterable
 from decimal import Decimal
 from itertools import accumulate
 
-from .numbers import NUMBER, NumberShape, is_changeable, is_version, normalise
+from .numbers import NUMBER, NumberShape, ascii_digits, is_changeable, is_version, normalise, written_as
 
 ShapeKey = tuple[int, int, bool, int]  # integer digits, decimals, year-like, trailing zeros
 MAX_ATTEMPTS = 8
@@ -41,7 +41,7 @@ class NumberPool:
     def __init__(self, texts: Iterable[str]) -> None:
         counts: dict[ShapeKey, Counter[Decimal]] = {}
         for text in texts:
-            for match in NUMBER.finditer(text):
+            for match in NUMBER.finditer(ascii_digits(text)):
                 literal = match.group(0)
                 if not is_changeable(literal):
                     continue
@@ -187,7 +187,9 @@ def is_python_source(text: str) -> bool:
 
 
 def make_twin(text: str, pool: NumberPool, rng: random.Random) -> str | None:
-    """One twin of ``text``, or None when it has no number we may change."""
+    """One twin of ``text``, or None when it has no number we may change; a number written in
+    full-width digits gets its replacement in them."""
+    written, text = text, ascii_digits(text)  # the same places, so the twin is written from ``written``
     matches = [
         m
         for m in NUMBER.finditer(text)
@@ -231,10 +233,11 @@ def make_twin(text: str, pool: NumberPool, rng: random.Random) -> str | None:
     pieces: list[str] = []
     end = 0
     for match in matches:
-        pieces.append(text[end : match.start()])
-        pieces.append(NumberShape.of(match.group(0)).format(mapping[normalise(match.group(0))]))
+        pieces.append(written[end : match.start()])
+        replacement = NumberShape.of(match.group(0)).format(mapping[normalise(match.group(0))])
+        pieces.append(written_as(replacement, written[match.start() : match.end()]))
         end = match.end()
-    pieces.append(text[end:])
+    pieces.append(written[end:])
     return "".join(pieces)
 
 
