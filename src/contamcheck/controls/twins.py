@@ -234,8 +234,8 @@ def make_twin(text: str, pool: NumberPool, rng: random.Random) -> str | None:
     end = 0
     for match in matches:
         pieces.append(written[end : match.start()])
-        replacement = NumberShape.of(match.group(0)).format(mapping[normalise(match.group(0))])
-        pieces.append(written_as(replacement, written[match.start() : match.end()]))
+        literal = NumberShape.of(match.group(0)).format(mapping[normalise(match.group(0))])
+        pieces.append(written_as(literal, written[match.start() : match.end()]))
         end = match.end()
     pieces.append(written[end:])
     return "".join(pieces)
