@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from contamcheck import Report
+from contamcheck.pipeline.runners import _familiarity
+from contamcheck.report.terminal import format_p
 from contamcheck.report.terminal import test_line as line_of
 
 
@@ -34,3 +36,17 @@ def test_canonical_order_says_prefers_only_where_it_went_beyond_chance() -> None
     assert "canonical-order: prefers the published order over 10 shards" in line_of(failed)
     below = base.model_copy(update={"mean_difference": -0.2, "statistic": -0.38})
     assert "does not prefer the published order" in line_of(below)
+
+
+def test_a_p_value_between_0001_and_001_keeps_two_significant_digits() -> None:
+    """guided's p = 0.0015 printed "p = 0.001", which reads as alpha itself."""
+    assert format_p(0.0015) == "p = 0.0015"
+    assert format_p(0.0099) == "p = 0.0099" and format_p(0.0123) == "p = 0.012"
+    assert format_p(0.00099) == "p < 0.001" and format_p(0.31) == "p = 0.31"
+
+
+def test_familiarity_below_the_twins_says_below() -> None:
+    below = _familiarity((-0.00374, -0.01, 0.0), 2, 100, 100, None)
+    assert "originals score 0.00374 below their twins (median, 95% interval -0.01 to 0)" in below
+    above = _familiarity((0.0987, 0.0618, 0.143), 2, 100, 100, None)
+    assert "originals score +0.0987 above their twins (median, 95% interval +0.0618 to +0.143)" in above

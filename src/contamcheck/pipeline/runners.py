@@ -381,10 +381,15 @@ def _familiarity(
     median, low, high = familiarity
     who = f"the {with_twin} of {questions} questions with a twin" if with_twin < questions else "originals"
     return (
-        f"Familiarity with this kind of text: {who} score {median:+.3g} above their twins "
-        f"(median, 95% interval {low:+.3g} to {high:+.3g}); "
+        f"Familiarity with this kind of text: {who} score "
+        f"{f'{-median:.3g} below' if median < 0 else f'{median:+.3g} above'} their twins "
+        f"(median, 95% interval {_signed(low)} to {_signed(high)}); "
         f"{twins_above} {'twin lies' if twins_above == 1 else 'twins lie'} above the threshold."
     )
+
+
+def _signed(value: float) -> str:
+    return "0" if value == 0 else f"{value:+.3g}"
 
 
 def _withheld_result(

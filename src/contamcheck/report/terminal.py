@@ -29,6 +29,8 @@ def format_p(p: float | None) -> str:
         return "p = n/a"
     if p < 0.001:
         return "p < 0.001"
+    if p < 0.01:  # two significant digits: 0.0015 is not "0.001", which would read as alpha itself
+        return f"p = {p:.2g}"
     return f"p = {p:.3f}" if p < 0.1 else f"p = {p:.2f}"
 
 
