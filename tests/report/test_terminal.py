@@ -50,3 +50,17 @@ def test_familiarity_below_the_twins_says_below() -> None:
     assert "originals score 0.00374 below their twins (median, 95% interval -0.01 to 0)" in below
     above = _familiarity((0.0987, 0.0618, 0.143), 2, 100, 100, None)
     assert "originals score +0.0987 above their twins (median, 95% interval +0.0618 to +0.143)" in above
+
+
+def test_more_questions_asked_than_there_are_says_these_are_all(twin_report: Report) -> None:
+    from contamcheck.report.terminal import header_lines
+
+    tested = twin_report.sample.tested
+    asked = twin_report.model_copy(
+        update={"sample": twin_report.sample.model_copy(update={"requested": 100000})}
+    )
+    assert f"{tested} questions (all that can be tested; -n 100,000), control:" in header_lines(asked)[1]
+    fewer = twin_report.model_copy(
+        update={"sample": twin_report.sample.model_copy(update={"requested": tested})}
+    )
+    assert header_lines(fewer)[1].startswith(f"{tested} questions, control:")

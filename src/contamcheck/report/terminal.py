@@ -64,10 +64,14 @@ def header_lines(report: Report) -> list[str]:
     if skipped:
         reasons = "; ".join(f"{count} {reason}" for reason, count in sample.set_aside.items())
         skipped_text = f" (set aside: {reasons})"
+    # -n above what the benchmark has: say that these are all, not a sample
+    everyone = (
+        f" (all that can be tested; -n {sample.requested:,})" if sample.requested > sample.tested else ""
+    )
     return [
         f"model: {report.model.name}   benchmark: {report.benchmark.name}   "
         f"reference: {reference_line(report)}",
-        f"{sample.tested} question{'s' if sample.tested != 1 else ''}, "
+        f"{sample.tested} question{'s' if sample.tested != 1 else ''}{everyone}, "
         f"control: {report.control.description}{skipped_text}",
     ]
 
