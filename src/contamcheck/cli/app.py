@@ -179,7 +179,12 @@ def audit_options(function: Callable[..., Any]) -> Callable[..., Any]:
             is_flag=True,
             help="The benchmark's rows are not in their published order.",
         ),
-        click.option("--cache", type=click.Path(file_okay=False), help="Folder of the evidence cache."),
+        click.option(
+            "--cache",
+            type=click.Path(file_okay=False),
+            help="Folder of the evidence cache (it also keeps models converted for loading, such as a "
+            "packaged model's dequantised copy: a new folder makes them again).",
+        ),
         click.option("--no-cache", is_flag=True, help="Keep evidence in memory only (no resume)."),
         click.option(
             "--json",
@@ -220,6 +225,8 @@ def cli() -> None:
     OpenAI-compatible server such as vLLM's (openai:http://HOST:PORT/v1[#NAME]). BENCHMARK is a
     built-in name (gsm8k, humaneval, mbpp, mmlu, sample), a .jsonl/.json/.csv/.txt/.parquet file
     (optionally gzipped), or hf:dataset[:config]:split:field.
+
+    The audit's options (-n, --reference, --control, --tests, --html ...): contamcheck run --help.
 
     Exit codes: 0 no evidence found (or below --fail-on), 1 --fail-on reached, 2 bad input,
     3 runtime failure, 4 inconclusive, 130 interrupted (Ctrl-C), 143 stopped (SIGTERM).
@@ -407,6 +414,13 @@ def main(argv: list[str] | None = None) -> int:
     """Console entry point; returns the exit code."""
     args = list(sys.argv[1:] if argv is None else argv)
     code = _main(args)
+    if code == 2 and len(args) == 1 and _looks_like_a_command(args[0]):
+        commands = ", ".join(sorted(name for name, command in cli.commands.items() if not command.hidden))
+        click.echo(
+            f"contamcheck: note: {args[0]!r} is no command (they are: {commands}); "
+            "an audit takes MODEL BENCHMARK. contamcheck --help says more.",
+            err=True,
+        )
     if code == 2 and args and _model_folder_named_as_command(args[0]):
         click.echo(
             f"contamcheck: note: {args[0]!r} is a command; to audit the model in the folder of that "
@@ -431,6 +445,11 @@ def _main(args: list[str]) -> int:
         _error("Interrupted.")
         return 130
     return result if isinstance(result, int) else 0
+
+
+def _looks_like_a_command(word: str) -> bool:
+    """One plain word, not a command, not a file here, not a model spec (``models``, ``list``)."""
+    return word.isalpha() and word.islower() and word not in cli.commands and not Path(word).exists()
 
 
 def _model_folder_named_as_command(word: str) -> bool:
