@@ -97,6 +97,8 @@ def test_the_job_page_says_which_tests_were_asked_for(client):
     assert wait_for(client, both)["status"] == "done"
     said = " ".join(client.get(f"/jobs/{both}").text.split())
     assert "· tests: min-k, completion (likelihood only: --quick) ·" in said
+    # what the reference became, once done: 'auto' alone read as if one had been used
+    assert "· reference: auto → none (likelihood tests judged against the bulk of the benchmark) ·" in said
 
 
 def test_questions_without_a_twin_from_the_form(client):

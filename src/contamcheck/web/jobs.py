@@ -32,6 +32,7 @@ from ..config import AuditConfig
 from ..errors import ContamcheckError
 from ..evidence.engine import ANALYSIS, FAILED
 from ..report.io import write_atomic
+from ..report.terminal import reference_line
 
 if TYPE_CHECKING:
     from ..report.model import Report
@@ -90,6 +91,9 @@ class JobRecord(BaseModel):
     verdict_label: str | None = None
     index_value: float | None = None
     index_band: str | None = None
+    reference_label: str | None = Field(
+        default=None, description="what the reference became (auto: a model, or none and why), once done"
+    )
 
     @property
     def finished(self) -> bool:
@@ -425,6 +429,7 @@ class JobRunner:
                 "verdict_label": report.verdict.label,
                 "index_value": report.index.value,
                 "index_band": report.index.band,
+                "reference_label": reference_line(report),
             }
         current = self.store.get(job_id)
         stages = current.stages if current is not None else []
