@@ -208,27 +208,31 @@ def _csv_rows(path: Path, gzipped: bool) -> Iterator[Row]:
     """
     csv.field_size_limit(min(sys.maxsize, 2**31 - 1))
     text = _text(path, gzipped)
-    header = text.partition("\n")[0]
+    header = next((line for line in text.splitlines() if line.strip()), "")
     # a tab- or semicolon-separated file named .csv (Excel writes ';' where ',' is the decimal
     # mark): its header has that separator and no comma, and read with ',' it would be one column
     # whose name holds the separator, and whose questions start with the id
     delimiter = next((d for d in ("\t", ";") if d in header and "," not in header), ",")
-    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter, strict=True)
+    # spaces after a separator are skipped, so `1, "Ann, Bob"` is quoted as a spreadsheet reads it
+    reader = csv.reader(
+        io.StringIO(text, newline=""), delimiter=delimiter, strict=True, skipinitialspace=True
+    )
     where = str(path)
     start = 1  # the line the next row starts on
+    columns: list[str] | None = None
     try:
-        columns = next(reader, None)
-        start = reader.line_num + 1
-        if columns is None:
-            return
         for cells in reader:
             line = start
             start = reader.line_num + 1
-            if not cells:  # a blank line
+            if not any(cell.strip() for cell in cells):  # a blank line
                 continue
-            if len(cells) != len(columns) and (len(cells) < len(columns) or any(cells[len(columns) :])):
+            if columns is None:
+                columns = cells
+                continue
+            surplus = cells[len(columns) :]
+            if len(cells) < len(columns) or any(cell.strip() for cell in surplus):
                 raise InputError(_cell_count(where, line, len(cells), columns, delimiter))
-            yield f"line {line}", dict(zip(columns, cells, strict=False))  # any surplus is empty
+            yield f"line {line}", dict(zip(columns, cells, strict=False))  # any surplus is blank
     except csv.Error as exc:
         raise InputError(
             f"Can't parse {where!r} as CSV: the row starting on line {start} {_csv_problem(exc)}. "
@@ -241,12 +245,13 @@ def _cell_count(where: str, line: int, cells: int, columns: list[str], delimiter
     separator = {"\t": "a tab", ";": "a semicolon"}.get(delimiter, "a comma")
     more = cells > len(columns)
     return (
-        f"Line {line} of {where!r} has {cells} cells where the header has {len(columns)} "
-        f"({', '.join(columns)}): "
+        f"Line {line} of {where!r} has {cells} cell{'s' if cells != 1 else ''} where the header has "
+        f"{len(columns)} ({', '.join(columns)}): "
         + (
             f"a cell holding {separator} was not put in double quotes, so it was cut there"
             if more
-            else "cells are missing, or a line break in a cell without quotes began a new row"
+            else "cells are missing (an empty one is written as nothing between two separators: "
+            "a,,c), or a line break in a cell without quotes began a new row"
         )
         + '. Quote every cell that holds the separator or a line break ("like, this"), or save the file '
         "as .jsonl."
