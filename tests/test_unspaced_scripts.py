@@ -93,6 +93,14 @@ def test_a_number_written_in_the_other_digits_is_the_same_number() -> None:
     assert number_recall("小明有３７个苹果，又买", "了１２８个。", "了128个苹果") == 1.0
     assert number_recall("小明有37个苹果，又买", "了128个。", "了１２８个") == 1.0
     assert number_recall("小明有37个苹果，又买", "了128个。", "了１２９个") == 0.0
+    assert number_recall("每个重", "３．２５千克，一共１２个。", "3.25千克，一共12个") == 1.0  # a point too
+
+
+def test_a_full_width_decimal_comes_back_full_width() -> None:
+    text = "每个苹果重０．２５千克，小明买了１２个苹果。这些苹果一共重多少千克？"
+    assert numbers_in(text) == ["0.25", "12"]
+    for twin in make_twins(text, NumberPool([text, "０．７５和３６"]), seed=0, count=3):
+        assert re.match("每个苹果重０．[０-９]{2}千克，小明买了[０-９]{2}个苹果。", twin), twin
 
 
 def test_a_chinese_or_japanese_clock_time_stays() -> None:

@@ -33,20 +33,21 @@ NUMBER = re.compile(
 
 MAX_DIGITS = 100
 
-FULLWIDTH_DIGITS = "０１２３４５６７８９"
-_TO_ASCII = str.maketrans(FULLWIDTH_DIGITS, "0123456789")
-_TO_FULLWIDTH = str.maketrans("0123456789", FULLWIDTH_DIGITS)
+FULLWIDTH = "０１２３４５６７８９．"  # the digits and the decimal point of East Asian text
+_TO_ASCII = str.maketrans(FULLWIDTH, "0123456789.")
+_TO_FULLWIDTH = str.maketrans("0123456789.", FULLWIDTH)
 
 
 def ascii_digits(text: str) -> str:
-    """``text`` with full-width digits (``３７``, common in Chinese and Japanese text) written as ASCII
-    ones: one character for one, so a number found here stands at the same place in ``text``."""
+    """``text`` with full-width digits and points (``３．５``, common in Chinese and Japanese text)
+    written as ASCII ones: one character for one, so a number found here stands at the same place in
+    ``text``."""
     return text.translate(_TO_ASCII)
 
 
 def written_as(literal: str, original: str) -> str:
-    """``literal`` (ASCII digits) in the digits ``original`` was written in."""
-    return literal.translate(_TO_FULLWIDTH) if any(c in FULLWIDTH_DIGITS for c in original) else literal
+    """``literal`` (ASCII) in the digits ``original`` was written in."""
+    return literal.translate(_TO_FULLWIDTH) if any(c in FULLWIDTH for c in original) else literal
 
 
 @dataclass(frozen=True)
