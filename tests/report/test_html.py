@@ -197,7 +197,8 @@ def test_p_values_are_never_shown_as_zero():
     assert format_p(1.7e-5) == "1.7 × 10⁻⁵"
     assert format_p(0.0004) == "4.0 × 10⁻⁴"
     assert format_p(0.0123) == "0.012" and format_p(0.5) == "0.50" and format_p(None) == "n/a"
-    assert format_p(0.0015) == "0.0015"  # not "0.002": two significant digits between 0.001 and 0.01
+    # not "0.002" nor "0.001": two significant digits between 0.001 and 0.01
+    assert format_p(0.0015) == "0.0015" and format_p(0.00104) == "0.0010"
 
 
 def test_a_character_cut_off_where_generation_stopped_is_not_shown():

@@ -40,7 +40,7 @@ def test_canonical_order_says_prefers_only_where_it_went_beyond_chance() -> None
 
 def test_a_p_value_between_0001_and_001_keeps_two_significant_digits() -> None:
     """guided's p = 0.0015 printed "p = 0.001", which reads as alpha itself."""
-    assert format_p(0.0015) == "p = 0.0015"
+    assert format_p(0.0015) == "p = 0.0015" and format_p(0.00104) == "p = 0.0010"
     assert format_p(0.0099) == "p = 0.0099" and format_p(0.0123) == "p = 0.012"
     assert format_p(0.00099) == "p < 0.001" and format_p(0.31) == "p = 0.31"
 
@@ -48,6 +48,8 @@ def test_a_p_value_between_0001_and_001_keeps_two_significant_digits() -> None:
 def test_familiarity_below_the_twins_says_below() -> None:
     below = _familiarity((-0.00374, -0.01, 0.0), 2, 100, 100, None)
     assert "originals score 0.00374 below their twins (median, 95% interval -0.01 to 0)" in below
+    same = _familiarity((0.0, -0.01, 0.02), 2, 100, 100, None)
+    assert "originals score the same as their twins (median, 95% interval -0.01 to +0.02)" in same
     above = _familiarity((0.0987, 0.0618, 0.143), 2, 100, 100, None)
     assert "originals score +0.0987 above their twins (median, 95% interval +0.0618 to +0.143)" in above
 
@@ -59,7 +61,7 @@ def test_more_questions_asked_than_there_are_says_these_are_all(twin_report: Rep
     asked = twin_report.model_copy(
         update={"sample": twin_report.sample.model_copy(update={"requested": 100000})}
     )
-    assert f"{tested} questions (all that can be tested; -n 100,000), control:" in header_lines(asked)[1]
+    assert f"{tested} questions (all that can be tested), control:" in header_lines(asked)[1]
     fewer = twin_report.model_copy(
         update={"sample": twin_report.sample.model_copy(update={"requested": tested})}
     )

@@ -99,6 +99,10 @@ def test_the_job_page_says_which_tests_were_asked_for(client):
     assert "· tests: min-k, completion (likelihood only: --quick) ·" in said
     # what the reference became, once done: 'auto' alone read as if one had been used
     assert "· reference: auto → none (likelihood tests judged against the bulk of the benchmark) ·" in said
+    plain = start_job(client, tests=["min-k"], quick="1", limit="30", reference="none")
+    assert wait_for(client, plain)["status"] == "done"
+    said = " ".join(client.get(f"/jobs/{plain}").text.split())  # not "none → none (...)"
+    assert "· reference: none (likelihood tests judged against the bulk of the benchmark) ·" in said
 
 
 def test_questions_without_a_twin_from_the_form(client):

@@ -21,8 +21,8 @@ def print_listing() -> None:
         source = f"{b.dataset} ({b.split})" if b.dataset else "bundled"
         if b.offline and b.dataset:
             source += f"; offline: {b.offline}"
-        elif b.dataset:  # offline, pass the dataset's file instead
-            source += "; needs the Hub (offline: its file)"
+        elif b.dataset:  # the Hub or its cached copy; else pass the dataset's file
+            source += "; offline: its file"
         benchmarks.add_row(b.name, b.title, source, b.field, b.released)
     console.print(benchmarks)
     console.print(

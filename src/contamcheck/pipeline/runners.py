@@ -381,8 +381,7 @@ def _familiarity(
     median, low, high = familiarity
     who = f"the {with_twin} of {questions} questions with a twin" if with_twin < questions else "originals"
     return (
-        f"Familiarity with this kind of text: {who} score "
-        f"{f'{-median:.3g} below' if median < 0 else f'{median:+.3g} above'} their twins "
+        f"Familiarity with this kind of text: {who} score {_against_twins(median)} "
         f"(median, 95% interval {_signed(low)} to {_signed(high)}); "
         f"{twins_above} {'twin lies' if twins_above == 1 else 'twins lie'} above the threshold."
     )
@@ -390,6 +389,12 @@ def _familiarity(
 
 def _signed(value: float) -> str:
     return "0" if value == 0 else f"{value:+.3g}"
+
+
+def _against_twins(median: float) -> str:
+    if median == 0:
+        return "the same as their twins"
+    return f"{-median:.3g} below their twins" if median < 0 else f"{median:+.3g} above their twins"
 
 
 def _withheld_result(

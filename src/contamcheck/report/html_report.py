@@ -84,7 +84,7 @@ def format_p(p: float | None) -> str:
     if p >= 0.01:
         return f"{p:.3f}"
     if p >= 0.001:  # two significant digits: 0.0015 is not "0.002"
-        return f"{p:.2g}"
+        return f"{p:#.2g}"
     mantissa, exponent = f"{p:.1e}".split("e")
     return f"{mantissa} × 10{str(int(exponent)).translate(SUPERSCRIPT)}"
 

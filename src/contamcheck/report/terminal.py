@@ -30,7 +30,7 @@ def format_p(p: float | None) -> str:
     if p < 0.001:
         return "p < 0.001"
     if p < 0.01:  # two significant digits: 0.0015 is not "0.001", which would read as alpha itself
-        return f"p = {p:.2g}"
+        return f"p = {p:#.2g}"  # 0.0010, not 0.001
     return f"p = {p:.3f}" if p < 0.1 else f"p = {p:.2f}"
 
 
@@ -65,9 +65,7 @@ def header_lines(report: Report) -> list[str]:
         reasons = "; ".join(f"{count} {reason}" for reason, count in sample.set_aside.items())
         skipped_text = f" (set aside: {reasons})"
     # -n above what the benchmark has: say that these are all, not a sample
-    everyone = (
-        f" (all that can be tested; -n {sample.requested:,})" if sample.requested > sample.tested else ""
-    )
+    everyone = " (all that can be tested)" if sample.requested > sample.tested else ""
     return [
         f"model: {report.model.name}   benchmark: {report.benchmark.name}   "
         f"reference: {reference_line(report)}",
