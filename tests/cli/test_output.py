@@ -13,7 +13,8 @@ EXAMPLE = str(Path(__file__).parents[2] / "docs" / "example" / "report.json")  #
 
 
 def contamcheck(*args: str, close_stdout: bool = False) -> tuple[int, str, str]:
-    env = {key: value for key, value in os.environ.items() if key != "COLUMNS"}
+    forcing = ("COLUMNS", "FORCE_COLOR", "TTY_COMPATIBLE", "TTY_INTERACTIVE")  # as a terminal would
+    env = {key: value for key, value in os.environ.items() if key not in forcing}
     process = subprocess.Popen(
         [sys.executable, "-m", "contamcheck", *args],
         stdout=subprocess.PIPE,
@@ -50,3 +51,19 @@ def test_a_report_in_a_log_keeps_its_lines_whole() -> None:
     assert len(test_lines) >= 5
     assert all(line.rstrip().endswith(")") or "uncalibrated" in line for line in test_lines)
     assert any(len(line) > 100 for line in lines)
+
+
+@pytest.mark.parametrize("args", [("report", EXAMPLE), ("report", "--json", EXAMPLE)])
+def test_a_closed_standard_output_leaves_the_exit_code(args: tuple[str, ...]) -> None:
+    """`>&-`: Python has no sys.stdout at all; --json failed as an internal error (3)."""
+    done = subprocess.run(
+        [sys.executable, "-m", "contamcheck", *args],
+        stdout=subprocess.DEVNULL,
+        capture_output=False,
+        stderr=subprocess.PIPE,
+        text=True,
+        close_fds=True,
+        pass_fds=(),
+        preexec_fn=lambda: os.close(1),
+    )
+    assert (done.returncode, done.stderr) == (0, "")

@@ -26,22 +26,35 @@ class _Console(Console):
 def _drop_stdout() -> None:
     """The reader has gone: standard output goes to the null device from here on (Python's own flush
     at exit included, which would otherwise fail)."""
+    try:
+        fileno = sys.stdout.fileno()
+    except (AttributeError, OSError, ValueError):  # no file behind it (a test's capture): nothing to mend
+        return
     devnull = os.open(os.devnull, os.O_WRONLY)
-    os.dup2(devnull, sys.stdout.fileno())
+    os.dup2(devnull, fileno)
     os.close(devnull)
+
+
+def _asked_width() -> bool:
+    """Does ``COLUMNS`` set a width (rich ignores an empty or non-numeric one)?"""
+    return os.environ.get("COLUMNS", "").strip().isdigit()
 
 
 def stdout_console(**options: Any) -> Console:
     """A console on standard output; where that is no terminal and no width is asked for, its lines
-    are not wrapped."""
+    are not wrapped; where it was closed (``>&-``), a console that writes nothing."""
+    if sys.stdout is None:
+        return _Console(**{**options, "quiet": True})
     console = _Console(**options)
-    if not console.is_terminal and "COLUMNS" not in os.environ and "width" not in options:
+    if not console.is_terminal and not _asked_width() and "width" not in options:
         console = _Console(**{**options, "soft_wrap": True})
     return console
 
 
 def write_stdout(text: str) -> None:
-    """``text`` on standard output, dropped where the reader has stopped."""
+    """``text`` on standard output, dropped where the reader has stopped (or it was closed: ``>&-``)."""
+    if sys.stdout is None:
+        return
     try:
         sys.stdout.write(text)
         sys.stdout.flush()
