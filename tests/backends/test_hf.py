@@ -77,6 +77,102 @@ def test_long_texts_are_truncated_to_the_context_and_marked(tokenizer, tmp_path)
     assert stats.truncated and stats.num_tokens == 15
 
 
+def test_a_text_far_beyond_the_window_is_cut_before_tokenizing_with_the_same_numbers(tokenizer, tmp_path):
+    """A 10 MB question cost 1.5 GB to tokenize whole; cut after (window + 1) times the longest token's
+    characters, its first window tokens, scores and generations are the same."""
+    model = HFModel.load(
+        str(save_tiny(tmp_path / "short", tokenizer, max_position_embeddings=16)), device="cpu"
+    )
+    assert model.char_limit is not None and model.char_limit < 1000
+    long_text = " ".join(TEXTS * 200)  # about 20,000 characters
+    assert len(long_text) > 10 * model.char_limit
+    read: list[int] = []
+    tokenizer = model.tokenizer
+
+    class Spy:  # the tokenizer, noting how much text it was given
+        def __call__(self, text, **options):
+            read.append(len(text))
+            return tokenizer(text, **options)
+
+        def __getattr__(self, name):
+            return getattr(tokenizer, name)
+
+    model.tokenizer = Spy()
+    (cut,) = model.score([long_text])
+    prompts = [long_text, "A baker sells"]
+    generated = model.generate(prompts, [4, 4])
+    model.tokenizer = tokenizer
+    assert read and max(read) <= model.char_limit  # the 20,000 characters were never read whole
+    model.char_limit = None  # tokenize whole, as before
+    (whole,) = model.score([long_text])
+    assert cut.truncated and whole.truncated and cut.num_tokens == whole.num_tokens == 15
+    np.testing.assert_array_equal(cut.logprobs, whole.logprobs)
+    assert model.generate(prompts, [4, 4]) == generated
+
+
+def test_a_tokenizer_that_folds_runs_of_spaces_reads_a_cut_text_whole(tokenizer, tmp_path):
+    """SentencePiece conversions squeeze runs of spaces: a token may then span more characters than
+    the longest vocabulary entry, and a cut text fewer tokens than the window. Read whole then."""
+    from tokenizers import Regex, normalizers
+
+    model = HFModel.load(
+        str(save_tiny(tmp_path / "folding", tokenizer, max_position_embeddings=16)), device="cpu"
+    )
+    model.tokenizer.backend_tokenizer.normalizer = normalizers.Replace(Regex(" {2,}"), " ")
+    text = "A baker" + " " * (3 * model.char_limit) + "sells 48 loaves."  # few tokens, many characters
+    (folded,) = model.score([text])
+    model.char_limit = None
+    (whole,) = model.score([text])
+    assert not folded.truncated and folded.num_tokens == whole.num_tokens < 15
+    np.testing.assert_array_equal(folded.logprobs, whole.logprobs)
+
+
+def test_a_text_whose_logits_exceed_the_budget_is_scored_by_parts_with_the_same_numbers(
+    tokenizer, tmp_path, monkeypatch
+):
+    """The output layer a few positions at a time: 8,192 tokens of SmolLM2 held 1.6 GB of logits."""
+    model = HFModel.load(str(save_tiny(tmp_path / "parts", tokenizer)), device="cpu")
+    monkeypatch.setattr(hf, "REDUCE_FLOATS", 50 * model.vocab_size)  # 50 positions at a time
+    texts = [" ".join(TEXTS * 6), TEXTS[0]]
+    whole = model.score(texts)
+    model.token_budget = 8  # every text is over it: each goes alone, by parts
+    calls: list[int] = []
+    head = model.model.get_output_embeddings()
+    hook = head.register_forward_hook(lambda module, args, output: calls.append(output.shape[-2]))
+    try:
+        parts = model.score(texts)
+    finally:
+        hook.remove()
+    assert model._by_parts and calls and max(calls) == 50 < whole[0].num_tokens  # never all at once
+    for a, b in zip(whole, parts, strict=True):
+        assert a.num_tokens == b.num_tokens and a.truncated == b.truncated
+        # the short text was batched (padded) with the long one before, alone now: float noise
+        np.testing.assert_allclose(a.logprobs, b.logprobs, atol=1e-4)
+        np.testing.assert_allclose(a.mean, b.mean, atol=1e-4)
+        np.testing.assert_allclose(a.std, b.std, atol=1e-4)
+
+
+def test_a_model_that_changes_its_logits_after_the_output_layer_is_scored_whole(tokenizer, tmp_path):
+    """A soft cap or a scale after the output layer (Gemma-2, Cohere) would be lost by parts: the last
+    position, which the model computes itself, tells, and the whole logits are used."""
+    model = HFModel.load(str(save_tiny(tmp_path / "scaled", tokenizer)), device="cpu")
+
+    def scaled(module, args, output):
+        output.logits = output.logits * 2.0
+        return output
+
+    hook = model.model.register_forward_hook(scaled)
+    try:
+        text = " ".join(TEXTS * 6)
+        (whole,) = model.score([text])
+        model.token_budget = 8
+        (checked,) = model.score([text])
+    finally:
+        hook.remove()
+    assert not model._by_parts  # found out, and not tried again
+    np.testing.assert_allclose(whole.logprobs, checked.logprobs, rtol=1e-6)
+
+
 def test_an_audit_of_a_short_window_sets_aside_the_shards_that_do_not_fit(tokenizer, tmp_path):
     from contamcheck import audit
 

@@ -241,6 +241,15 @@ class HFModel:
         self.dtype = dtype
         self.vocab_size = int(model.get_output_embeddings().weight.shape[0])
         self.context_length = _context_length(model.config, tokenizer)
+        # A token spans no more characters than the vocabulary's longest entry (unless the tokenizer
+        # folds text first: see _token_ids), so a text cut after (window + 1) times that many
+        # tokenizes to the same first window + 1 tokens: a 10 MB question costs 0.3 s and 70 MB to
+        # tokenize, not 5 s and 1.5 GB (SmolLM2's tokenizer).
+        try:
+            longest = max((len(token) for token in tokenizer.get_vocab()), default=0)
+        except NotImplementedError:  # a tokenizer of the model's own code may not list its words
+            longest = 0
+        self.char_limit = (self.context_length + 1) * longest if self.context_length and longest else None
         if tokenizer.pad_token_id is None:
             # Padding is masked out; any id works, and end-of-sequence is the usual choice.
             tokenizer.pad_token = tokenizer.eos_token or tokenizer.convert_ids_to_tokens(0)
@@ -255,6 +264,7 @@ class HFModel:
         self._cache_argument = "cache" if "cache" in accepts else "past_key_values"
         self._preallocate = True  # write the key/value cache in place (kv_cache.py); off only to compare
         self._share_prefix = True  # prefill a batch's common prompt beginning once; off only to compare
+        self._by_parts = True  # a long text's logits a few positions at a time; off only to compare
 
     @classmethod
     def load(
@@ -337,7 +347,7 @@ class HFModel:
     def score(self, texts: Sequence[str]) -> list[TokenStats]:
         import torch
 
-        encoded = [list(self.tokenizer(text, add_special_tokens=True)["input_ids"]) for text in texts]
+        encoded = [self._token_ids(text, True, keep_end=False) for text in texts]
         truncated = [len(ids) > self.context_length for ids in encoded] if self.context_length else []
         if self.context_length:
             encoded = [ids[: self.context_length] for ids in encoded]
@@ -529,8 +539,26 @@ class HFModel:
     def _encode_prompts(self, prompts: Sequence[str], chat: bool) -> list[list[int]]:
         """The prompts' token ids as generation sees them (rendered, special tokens unless chat)."""
         use_special = not (chat and self.has_chat_template)
-        rendered = [self._render_prompt(p, chat) for p in prompts]
-        return [list(self.tokenizer(t, add_special_tokens=use_special)["input_ids"]) for t in rendered]
+        # generation keeps an over-long prompt's end (the cut too), inside the chat template's words
+        return [
+            self._token_ids(p, use_special, keep_end=True, render=lambda t: self._render_prompt(t, chat))
+            for p in prompts
+        ]
+
+    def _token_ids(
+        self, text: str, special: bool, keep_end: bool, render: Callable[[str], str] = str
+    ) -> list[int]:
+        """``render(text)``'s token ids; a text far beyond the window is cut first (its start kept,
+        or its end), where what is left still fills the window, as every cut of a tokenizer that
+        does not fold text while reading it does (one that squeezes runs of spaces may not: then
+        the whole text is read)."""
+        limit = self.char_limit
+        if limit is not None and self.context_length and len(text) > limit:
+            part = text[-limit:] if keep_end else text[:limit]
+            ids = list(self.tokenizer(render(part), add_special_tokens=special)["input_ids"])
+            if len(ids) > self.context_length:
+                return ids
+        return list(self.tokenizer(render(text), add_special_tokens=special)["input_ids"])
 
     def _render_prompt(self, prompt: str, chat: bool) -> str:
         if not (chat and self.has_chat_template):
@@ -553,7 +581,10 @@ class HFModel:
             [[1] * len(s) + [0] * (width - len(s)) for s in sequences], device=self._input_device
         )
         with torch.inference_mode():
-            logits = self.model(input_ids=input_ids, attention_mask=attention).logits
+            by_parts = (
+                self._logits_by_parts(input_ids, attention, torch) if width > self.token_budget else None
+            )
+            logits_of = by_parts or self._whole_logits(input_ids, attention)
             out = []
             for row, sequence in enumerate(sequences):
                 scored = len(sequence) - 1
@@ -566,7 +597,7 @@ class HFModel:
                 step = max(1, REDUCE_FLOATS // self.vocab_size)
                 for start in range(0, scored, step):
                     stop = min(scored, start + step)
-                    logp = torch.log_softmax(logits[row, start:stop].float(), dim=-1)
+                    logp = torch.log_softmax(logits_of(row, start, stop).float(), dim=-1)
                     realised.append(logp.gather(-1, targets[start:stop, None]).squeeze(-1))
                     # mean = sum p log p; second moment = sum p (log p)^2, from one product
                     weighted = logp.exp().mul_(logp)
@@ -581,8 +612,57 @@ class HFModel:
                         torch.cat(stds).cpu().numpy(),
                     )
                 )
-            del logits
         return out
+
+    def _whole_logits(self, input_ids: Any, attention: Any) -> Callable[[int, int, int], Any]:
+        logits = self.model(input_ids=input_ids, attention_mask=attention).logits
+        return lambda row, start, stop: logits[row, start:stop]
+
+    def _logits_by_parts(
+        self, input_ids: Any, attention: Any, torch: Any
+    ) -> Callable[[int, int, int], Any] | None:
+        """For a text whose [tokens x vocab] logits exceed the budget (8,192 tokens of SmolLM2: 1.6 GB),
+        the final hidden states once and the output layer a few positions at a time; None where the
+        model's own logits are not the output layer's (a soft cap, a scale: told by the last position,
+        which the model computes itself) or can't be had so."""
+        if not self._by_parts or not self._prunable:
+            return None
+        head = self.model.get_output_embeddings()
+        try:
+            decoder = self.model.get_decoder()
+        except (AttributeError, NotImplementedError):
+            decoder = None
+        if head is None or decoder is None or decoder is self.model:
+            self._by_parts = False
+            return None
+        captured: list[Any] = []
+        hook = decoder.register_forward_hook(lambda module, args, output: captured.append(output[0]))
+        try:
+            last = self.model(input_ids=input_ids, attention_mask=attention, logits_to_keep=1).logits
+        finally:
+            hook.remove()
+        if len(captured) != 1 or tuple(captured[0].shape[:2]) != tuple(input_ids.shape):
+            self._by_parts = False
+            return None
+        hidden = captured[0]
+        if not torch.allclose(head(hidden[:, -1:]).float(), last.float(), rtol=1e-4, atol=1e-4):
+            self._by_parts = False  # the model changes its logits after the output layer
+            return None
+
+        # the output layer over as many positions as the budget allows (one position of Gemma-3's
+        # 262k-word vocabulary at a time reads its 670 MB of weights each time: 12x slower), handed
+        # out in the few positions a reduction takes at once
+        block = max(1, self.token_budget)
+        held: dict[str, Any] = {"row": -1, "first": 0, "logits": None}
+
+        def logits_of(row: int, start: int, stop: int) -> Any:
+            first, logits = held["first"], held["logits"]
+            if held["row"] != row or logits is None or not first <= start < stop <= first + len(logits):
+                first, logits = start, head(hidden[row, start : start + max(block, stop - start)])
+                held.update(row=row, first=first, logits=logits)
+            return logits[start - first : stop - first]
+
+        return logits_of
 
 
 def _fitting_groups(sizes: Iterable[tuple[int, int]], budget: int) -> Iterator[list[int]]:
