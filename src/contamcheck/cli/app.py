@@ -74,7 +74,8 @@ def audit_options(function: Callable[..., Any]) -> Callable[..., Any]:
             type=int,
             default=200,
             show_default=True,
-            help="Questions to test (seeded sample).",
+            help="Questions to test (seeded sample); canonical-order scores its own shards of the "
+            "benchmark's first rows whatever -n is (--no-order or --tests leave it out).",
         ),
         click.option(
             "--seed",
@@ -99,7 +100,11 @@ def audit_options(function: Callable[..., Any]) -> Callable[..., Any]:
             show_default=True,
             help="Reference model (released before the benchmark): auto, none, or a Hub id / path.",
         ),
-        click.option("--tests", help="Comma-separated tests to run (default: all that apply)."),
+        click.option(
+            "--tests",
+            help="Comma-separated tests to run (default: all that apply). The verdict reads p-values "
+            "adjusted for the tests that ran (Holm), so fewer tests can change it.",
+        ),
         click.option(
             "--quick",
             is_flag=True,
