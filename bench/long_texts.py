@@ -1,8 +1,8 @@
 """Peak memory and time of scoring one text longer than the model's window: whole, or cut and by parts.
 
 A question of 10 MB (a hostile or broken benchmark row) is scored on the window's first tokens.
-Before 2026-12-06 the transformers backend tokenized all of it (5 s and 1.5 GB for SmolLM2's
-tokenizer) and held the window's [tokens x vocab] logits at once (8,192 x 49,152 floats: 1.6 GB);
+Before 2026-12-06 the transformers backend tokenized all of it and held the window's [tokens x
+vocab] logits at once (8,192 x 49,152 floats: 1.6 GB);
 now it cuts the text first (``HFModel.char_limit``) and applies the output layer a block of positions
 at a time (``HFModel._logits_by_parts``). Each way runs in a fresh process, one after the other in
 one run of this script, so the ratios compare like with like; the log-probs of both are compared.

@@ -243,8 +243,8 @@ class HFModel:
         self.context_length = _context_length(model.config, tokenizer)
         # A token spans no more characters than the vocabulary's longest entry (unless the tokenizer
         # folds text first: see _token_ids), so a text cut after (window + 1) times that many
-        # tokenizes to the same first window + 1 tokens: a 10 MB question costs 0.3 s and 70 MB to
-        # tokenize, not 5 s and 1.5 GB (SmolLM2's tokenizer).
+        # tokenizes to the same first window + 1 tokens, and a 10 MB question is not read whole
+        # (bench/long_texts.py).
         try:
             longest = max((len(token) for token in tokenizer.get_vocab()), default=0)
         except NotImplementedError:  # a tokenizer of the model's own code may not list its words
@@ -595,16 +595,22 @@ class HFModel:
                 targets = input_ids[row, 1 : scored + 1]
                 realised, means, stds = [], [], []
                 step = max(1, REDUCE_FLOATS // self.vocab_size)
-                for start in range(0, scored, step):
-                    stop = min(scored, start + step)
-                    logp = torch.log_softmax(logits_of(row, start, stop).float(), dim=-1)
-                    realised.append(logp.gather(-1, targets[start:stop, None]).squeeze(-1))
-                    # mean = sum p log p; second moment = sum p (log p)^2, from one product
-                    weighted = logp.exp().mul_(logp)
-                    mean = weighted.sum(-1)
-                    second = weighted.mul_(logp).sum(-1)
-                    means.append(mean)
-                    stds.append((second - mean.square()).clamp_min(0).sqrt())
+                # by parts, the output layer over as many positions as the budget allows at once
+                # (a few at a time would read Gemma-3's 670 MB output matrix again for each few)
+                block = max(self.token_budget, step) if by_parts else scored
+                for first in range(0, scored, block):
+                    last = min(scored, first + block)
+                    part = logits_of(row, first, last)
+                    for start in range(first, last, step):
+                        stop = min(last, start + step)
+                        logp = torch.log_softmax(part[start - first : stop - first].float(), dim=-1)
+                        realised.append(logp.gather(-1, targets[start:stop, None]).squeeze(-1))
+                        # mean = sum p log p; second moment = sum p (log p)^2, from one product
+                        weighted = logp.exp().mul_(logp)
+                        mean = weighted.sum(-1)
+                        second = weighted.mul_(logp).sum(-1)
+                        means.append(mean)
+                        stds.append((second - mean.square()).clamp_min(0).sqrt())
                 out.append(
                     TokenStats(
                         torch.cat(realised).cpu().numpy(),
@@ -648,21 +654,7 @@ class HFModel:
         if not torch.allclose(head(hidden[:, -1:]).float(), last.float(), rtol=1e-4, atol=1e-4):
             self._by_parts = False  # the model changes its logits after the output layer
             return None
-
-        # the output layer over as many positions as the budget allows (one position of Gemma-3's
-        # 262k-word vocabulary at a time reads its 670 MB of weights each time: 12x slower), handed
-        # out in the few positions a reduction takes at once
-        block = max(1, self.token_budget)
-        held: dict[str, Any] = {"row": -1, "first": 0, "logits": None}
-
-        def logits_of(row: int, start: int, stop: int) -> Any:
-            first, logits = held["first"], held["logits"]
-            if held["row"] != row or logits is None or not first <= start < stop <= first + len(logits):
-                first, logits = start, head(hidden[row, start : start + max(block, stop - start)])
-                held.update(row=row, first=first, logits=logits)
-            return logits[start - first : stop - first]
-
-        return logits_of
+        return lambda row, start, stop: head(hidden[row, start:stop])
 
 
 def _fitting_groups(sizes: Iterable[tuple[int, int]], budget: int) -> Iterator[list[int]]:
