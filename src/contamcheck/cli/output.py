@@ -47,7 +47,7 @@ def stdout_console(**options: Any) -> Console:
         return _Console(**{**options, "quiet": True})
     console = _Console(**options)
     if not console.is_terminal and not _asked_width() and "width" not in options:
-        console = _Console(**{**options, "soft_wrap": True})
+        console.soft_wrap = True
     return console
 
 
