@@ -48,8 +48,11 @@ BASE = "pkg:smollm2-135m-instruct"
 
 def number_spans(text: str) -> list[tuple[int, int, str]]:
     from contamcheck.controls import NUMBER, is_changeable
+    from contamcheck.controls.numbers import ascii_digits
 
-    return [(m.start(), m.end(), m.group(0)) for m in NUMBER.finditer(text) if is_changeable(m.group(0))]
+    # full-width digits read as ASCII ones, one character for one: the spans stand in ``text``
+    found = NUMBER.finditer(ascii_digits(text))
+    return [(m.start(), m.end(), text[m.start() : m.end()]) for m in found if is_changeable(m.group(0))]
 
 
 def token_logprobs(

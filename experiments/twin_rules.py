@@ -13,7 +13,7 @@ import sys
 
 from contamcheck.benchmarks import load_benchmark
 from contamcheck.controls import NUMBER, is_changeable
-from contamcheck.controls.numbers import is_version
+from contamcheck.controls.numbers import ascii_digits, is_version
 from contamcheck.controls.twins import is_day_of_month
 
 
@@ -21,7 +21,7 @@ def touched(texts: list[str]) -> tuple[int, int]:
     """(questions with a day beside a month's name, questions with a version without a dot)."""
     days = versions = 0
     for text in texts:
-        matches = [m for m in NUMBER.finditer(text) if is_changeable(m.group(0))]
+        matches = [m for m in NUMBER.finditer(ascii_digits(text)) if is_changeable(m.group(0))]
         days += any(is_day_of_month(text, m.start(), m.end()) for m in matches)
         versions += any(is_version(text, m.start()) for m in matches)
     return days, versions
