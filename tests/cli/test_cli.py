@@ -105,6 +105,7 @@ def test_progress_off_a_terminal_is_plain_lines_and_quiet_has_none(capsys, tmp_p
     )
     scoring = [x for x in lines if x.startswith("model: scoring")]
     assert re.fullmatch(r"model: scoring: \d+ to do", scoring[0])
+    assert lines.index("loading fake:clean …") < lines.index(scoring[0])  # the work is counted once loaded
     assert re.fullmatch(r"model: scoring: (\d+)/\1 done \(\d+ s\)", scoring[-1])
     assert 2 <= len(scoring) <= 6 and "\r" not in err and "\x1b" not in err
     assert run(capsys, "fake:clean", "sample", *FAST, *cache, "-q")[2] == ""

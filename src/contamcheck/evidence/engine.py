@@ -113,17 +113,22 @@ class EvidenceEngine:
                         first(read)
                 else:
                     working.append(batch)
+            step = f"{label}: {_verb(kind)}"
             total = sum(len(batch) for batch in working)
             done = 0
-            if total:
-                self.progress(f"{label}: {_verb(kind)}", 0, total)
+            started = False
             for batch in working:
                 keys = [r.key for r in batch]
                 # read again: another process may have added some since, or the cache been cleared
                 found = self.store.get_many(self.namespace, keys)
                 self.stats.from_store += len(found)
                 if len(found) < len(keys):
-                    computed = self._compute_batch(batch, self._ticks(f"{label}: {_verb(kind)}", done, total))
+                    if not started:
+                        # the model loads first, a step of its own, so the time counted is the work's
+                        self._model()
+                        self.progress(step, done, total)
+                        started = True
+                    computed = self._compute_batch(batch, self._ticks(step, done, total))
                     self.stats.computed += len(keys) - len(found)
                     self.store.put_many(self.namespace, {k: v for k, v in computed.items() if k not in found})
                     # the store's values win; a value the store no longer has (the cache cleared
@@ -136,9 +141,9 @@ class EvidenceEngine:
                     try:
                         first(found)
                     except BaseException:
-                        self.progress(f"{label}: {_verb(kind)}", done, FAILED)  # the line started ends
+                        self.progress(step, done, FAILED)  # the line started ends
                         raise
-                self.progress(f"{label}: {_verb(kind)}", done, total)
+                self.progress(step, done, total)
         for key, value in values.items():
             if isinstance(value, TokenStats) and value.truncated:
                 self.stats.truncated.add(key)
