@@ -159,7 +159,9 @@ class AuditConfig:
         names = {
             "MODEL": self.model,
             "BENCHMARK": self.benchmark,
+            "--field": self.field,
             "--control": self.control,
+            "--control-field": self.control_field,
             "--reference": self.reference,
             "--cache": self.cache,
         }

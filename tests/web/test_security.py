@@ -151,6 +151,8 @@ def test_delete_through_the_api_takes_the_token_in_a_header(client):
     response = client.delete(f"/api/jobs/{job_id}", headers={"x-csrf-token": token})
     assert response.status_code == 200
     assert client.get(f"/api/jobs/{job_id}").status_code == 404
+    gone = client.delete(f"/api/jobs/{job_id}", headers={"x-csrf-token": token})  # the API answers JSON
+    assert gone.status_code == 404 and gone.json() == {"detail": "no such audit"}
 
 
 def jsonl(*questions: str) -> bytes:

@@ -93,5 +93,6 @@ def test_a_port_in_use_is_a_usage_error(tmp_path, capsys):
         taken.bind(("127.0.0.1", 0))
         taken.listen()
         port = taken.getsockname()[1]
-        assert main(["serve", "--port", str(port), "--data", str(tmp_path)]) == 2
+        assert main(["serve", "--port", str(port), "--data", str(tmp_path / "data")]) == 2
     assert f"--port {port}" in capsys.readouterr().err
+    assert not (tmp_path / "data").exists()  # nothing left behind

@@ -20,6 +20,7 @@ from pathlib import Path
 from .. import __version__, memory
 from ..backends import ModelOptions, check_spec
 from ..benchmarks import Benchmark, load_benchmark
+from ..benchmarks.hf_datasets import parse_spec as parse_hub_spec
 from ..config import AuditConfig
 from ..controls import Controls, build_controls
 from ..errors import InputError
@@ -55,6 +56,8 @@ from .handles import (
     close_numbers_warning,
     naming_the_reference,
     resolve_reference,
+    same_hub_model,
+    same_weights_error,
 )
 from .runners import run_canonical_order, run_guided, run_per_text, score_texts, skipped
 
@@ -77,11 +80,7 @@ def audit(
     store passed in stays open: it is the caller's)."""
     started_at = datetime.now(timezone.utc)
     started = time.perf_counter()
-    # What the inputs' own text and files can get wrong fails before the cache is created.
-    check_spec(config.model)
-    if config.reference not in ("auto", "none"):
-        with naming_the_reference():
-            check_spec(config.reference)
+    check_inputs(config)  # before the cache is created
     if store is None and not config.no_cache:
         EvidenceCache.check(config.cache)  # before the benchmark is read: it can take a while
     plan = plan_audit(config)
@@ -445,6 +444,23 @@ def _stands_out_alone(
     return [r for r in results if r.calibrated and judgement.statuses[r.name] == "fail"]
 
 
+def check_inputs(config: AuditConfig) -> None:
+    """Fail on what the inputs' own text and the file system can say is wrong, at once and without
+    reading a model, a benchmark or the network: a model or reference that names nothing usable, the
+    model as its own reference by name, a malformed ``hf:`` spec, ``--quick`` with no likelihood test
+    among ``--tests``. The web form runs it before an audit waits in line."""
+    check_spec(config.model)
+    if config.reference not in ("auto", "none"):
+        with naming_the_reference():
+            check_spec(config.reference)
+        if same_hub_model(config.reference, config.model):
+            raise same_weights_error(config.reference)
+    for spec in (config.benchmark, config.control):
+        if spec is not None and spec.startswith("hf:"):
+            parse_hub_spec(spec)
+    select_test_names(config)
+
+
 def plan_audit(config: AuditConfig) -> AuditPlan:
     benchmark = load_benchmark(config.benchmark, config.field, ordered=config.ordered)
     control_benchmark = (
@@ -484,14 +500,15 @@ def plan_audit(config: AuditConfig) -> AuditPlan:
 
 def select_tests(config: AuditConfig, settings: MethodSettings) -> list[Test]:
     """The tests to run: those asked for (checked by name), or all; --quick keeps likelihood tests."""
+    return [create_test(name, settings) for name in select_test_names(config)]
+
+
+def select_test_names(config: AuditConfig) -> list[str]:
+    """The names of :func:`select_tests`' tests, in order; unknown names fail with a suggestion."""
     names = list(dict.fromkeys(config.tests)) if config.tests else TESTS.names()
-    for name in names:
-        TESTS.get(name)  # unknown names fail here, with a suggestion
-    chosen = [create_test(name, settings) for name in names]
-    if config.quick:
-        chosen = [t for t in chosen if t.likelihood]
-        if not chosen:
-            raise InputError("--quick keeps only likelihood tests, and none of --tests is one.")
+    chosen = [name for name in names if TESTS.get(name).likelihood or not config.quick]
+    if not chosen:
+        raise InputError("--quick keeps only likelihood tests, and none of --tests is one.")
     return chosen
 
 

@@ -190,11 +190,15 @@ def check_reference(
         reference.identity == target.identity or same_revision(reference.identity, target.identity)
     )
     if same or same_hub_model(config.reference, config.model):
-        raise InputError(
-            f"--reference {config.reference!r} is the model under audit (the same weights): each "
-            "score less its own is zero, so no test could find anything. Pass a model that never "
-            "saw the benchmark, or --reference none."
-        )
+        raise same_weights_error(config.reference)
+
+
+def same_weights_error(reference: str) -> InputError:
+    return InputError(
+        f"--reference {reference!r} is the model under audit (the same weights): each score less its "
+        "own is zero, so no test could find anything. Pass a model that never saw the benchmark, or "
+        "--reference none."
+    )
 
 
 class SameNumbers(InputError):

@@ -39,13 +39,17 @@ from .. import __version__
 from ..benchmarks import BUILTINS, load_benchmark
 from ..errors import InputError, ReportUnreadable, UnknownNameError
 from ..methods import TESTS
+from ..pipeline import check_inputs
 from ..report.html_report import format_p, format_percent, format_time
 from .forms import (
+    CHOOSE_AGAIN,
     DEFAULT_MODEL_SUGGESTIONS,
+    REFERENCE_SUGGESTIONS,
     UPLOAD_SUFFIXES,
     FormValues,
     Submission,
     Upload,
+    absolute_if_local,
     build_config,
     check_model,
     check_upload,
@@ -127,6 +131,7 @@ def create_app(
             builtins=list(BUILTINS.values()),
             tests=[TESTS.get(name) for name in TESTS.names()],
             model_suggestions=DEFAULT_MODEL_SUGGESTIONS,
+            reference_suggestions=REFERENCE_SUGGESTIONS,
             upload_suffixes=",".join(UPLOAD_SUFFIXES),
             max_upload_mb=megabytes(max_upload_bytes),
         )
@@ -192,7 +197,7 @@ def create_app(
         response.headers.update(exc.headers or {})  # a 405's Allow
         return response
 
-    @app.get("/", response_class=HTMLResponse)
+    @app.api_route("/", methods=["GET", "HEAD"], response_class=HTMLResponse)
     def index(again: str | None = None) -> HTMLResponse:
         values = FormValues()
         source = store.get(again) if again else None
@@ -278,12 +283,15 @@ def create_app(
         runner.submit(new.id)
         return RedirectResponse(f"/jobs/{new.id}", status_code=303)
 
-    def delete(job_id: str) -> Response | None:
+    def delete(job_id: str, api: bool = False) -> Response | None:
         record = store.get(job_id)
+        running = "Cancel the audit before deleting it."
         if record is None:
-            return not_found()
+            return JSONResponse({"detail": "no such audit"}, status_code=404) if api else not_found()
         if not record.finished:
-            return PlainTextResponse("Cancel the audit before deleting it.", status_code=409)
+            if api:
+                return JSONResponse({"detail": running}, status_code=409)
+            return PlainTextResponse(running, status_code=409)
         store.delete(job_id)
         return None
 
@@ -295,7 +303,7 @@ def create_app(
     @app.delete("/api/jobs/{job_id}")
     def delete_job_api(job_id: str, request: Request) -> Response:
         require_token(request.headers.get(CSRF_HEADER))
-        return delete(job_id) or JSONResponse({"deleted": job_id})
+        return delete(job_id, api=True) or JSONResponse({"deleted": job_id})
 
     @app.get("/jobs/{job_id}/view", response_class=HTMLResponse)
     def report_view(job_id: str) -> Response:
@@ -380,18 +388,31 @@ def prepare(
             benchmark = keep(benchmark_file, "Benchmark file")
             label = Path(benchmark_file.filename.replace("\\", "/")).name[:200]
         elif values.benchmark_path:
-            benchmark = label = values.benchmark_path
+            benchmark = label = absolute_if_local(values.benchmark_path)
+        elif values.benchmark == CHOOSE_AGAIN:
+            raise InputError(
+                "Benchmark: the audit you are changing used an uploaded file, and a form can't keep "
+                "one: choose the file again, or pick a built-in or type a path."
+            )
         elif values.benchmark in BUILTINS:
             benchmark = label = values.benchmark
         else:
             raise UnknownNameError("benchmark", values.benchmark, BUILTINS)
+        if values.control_again and control_file is None:
+            raise InputError(
+                f"Control questions (--control): the audit you are changing used {values.control_again!r}, "
+                "and a form can't keep a file: choose it again, or untick it to audit with number twins."
+            )
         control = keep(control_file, "Control file") if control_file is not None else None
         control_label = Path(control_file.filename.replace("\\", "/")).name[:200] if control_file else None
         config = build_config(values, benchmark, control)
+        check_inputs(config)  # what the audit would refuse at once, refused before it waits in line
         # Files are read now, so that a wrong path, field or format shows in the form at once; an
-        # upload is named as the person chose it, not by where the server keeps it.
+        # upload is named as the person chose it, not by where the server keeps it. So is the
+        # bundled sample (a field it lacks); a Hub dataset is the audit's to fetch.
         with named_as_uploaded(benchmark, label if benchmark_file is not None else None):
-            if benchmark not in BUILTINS and not benchmark.startswith("hf:"):
+            bundled = benchmark in BUILTINS and BUILTINS[benchmark].dataset is None
+            if bundled or (benchmark not in BUILTINS and not benchmark.startswith("hf:")):
                 load_benchmark(benchmark, config.field, ordered=config.ordered)
         if control is not None:
             with named_as_uploaded(control, control_label):

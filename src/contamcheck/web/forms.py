@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..backends.packaged import check_packaged
+from ..backends.packaged import PACKAGED, check_packaged
 from ..backends.server import parse_spec
 from ..benchmarks import BUILTINS
 from ..config import DEFAULT_ALPHA, DEFAULT_K, DEFAULT_LIMIT, AuditConfig, too_long
@@ -22,7 +22,10 @@ from ..errors import InputError
 from ..methods import TESTS
 
 UPLOAD_SUFFIXES = (".jsonl", ".json", ".csv", ".txt")
-DEFAULT_MODEL_SUGGESTIONS = ("pkg:smollm2-135m-instruct",)
+DEFAULT_MODEL_SUGGESTIONS = tuple(f"pkg:{name}" for name in PACKAGED)
+REFERENCE_SUGGESTIONS = ("auto", "none", *DEFAULT_MODEL_SUGGESTIONS)
+# the select's choice when the audit being changed uploaded its benchmark: none, until one is made
+CHOOSE_AGAIN = ""
 
 
 @dataclass
@@ -42,6 +45,7 @@ class FormValues:
     benchmark_path: str = ""  # or a file path / hf: spec typed in
     # files the audit being changed uploaded: a form can't hold a file, so they must be chosen again
     uploaded: list[str] = dataclasses.field(default_factory=list)
+    control_again: str = ""  # the control file that audit uploaded: choose it again, or untick to drop it
     field: str = ""
     control_field: str = ""
     reference: str = "auto"
@@ -69,6 +73,7 @@ class FormValues:
             benchmark_path=text("benchmark_path"),
             field=text("field"),
             control_field=text("control_field"),
+            control_again=text("control_again"),
             reference=text("reference") or "auto",
             tests=tests,
             limit=text("limit"),
@@ -95,8 +100,9 @@ class FormValues:
             uploaded.append(f"{control_label} (control questions)")
         return cls(
             uploaded=uploaded,
+            control_again=control_label if config.control is not None and control_label else "",
             model=config.model,
-            benchmark=config.benchmark if builtin else "sample",
+            benchmark=config.benchmark if builtin else CHOOSE_AGAIN if uploaded_benchmark else "sample",
             benchmark_path="" if builtin or benchmark_label != config.benchmark else config.benchmark,
             field=config.field or "",
             control_field=config.control_field or "",
@@ -113,6 +119,12 @@ class FormValues:
             twins=str(config.twins),
             threads="" if config.threads is None else str(config.threads),
         )
+
+    def more_settings_changed(self) -> bool:
+        """Whether a setting under "More settings" differs from its default (the panel opens)."""
+        defaults = FormValues()
+        fields = ("alpha", "k", "twins", "permutations", "threads", "quick", "twinless", "no_order")
+        return any(getattr(self, name) not in ("", getattr(defaults, name)) for name in fields)  # "": default
 
 
 @dataclass
@@ -158,14 +170,14 @@ def build_config(
             "or clear the column."
         )
     return AuditConfig(
-        model=values.model,
+        model=absolute_if_local(values.model),
         benchmark=benchmark_spec,
         field=values.field or None,
         limit=_int(values.limit, "Questions (-n/--limit)", DEFAULT_LIMIT),
         seed=_int(values.seed, "Seed (--seed)", 0),
         control=control_spec,
         control_field=values.control_field or None,
-        reference=values.reference or "auto",
+        reference=absolute_if_local(values.reference or "auto"),
         tests=None if set(chosen) == set(all_tests) else chosen,  # all ticked: the CLI's default
         quick=values.quick,
         twinless=values.twinless,
@@ -177,6 +189,21 @@ def build_config(
         ordered=not values.no_order,
         trust_remote_code=False,  # never from the browser: a repository's code would run here
     )
+
+
+def absolute_if_local(spec: str) -> str:
+    """A relative path typed into the form that names a file or folder here, as an absolute path: a
+    job stored with it reads the same file when run again from a server started elsewhere. Names
+    that are not paths (built-ins, Hub ids with no such folder here, ``pkg:``, ``hf:``) stay."""
+    if spec in BUILTINS or spec in ("auto", "none") or spec.startswith(("hf:", "pkg:", "openai:", "fake:")):
+        return spec
+    path = Path(spec)
+    if path.is_absolute() or spec.startswith("~"):
+        return spec
+    try:
+        return str(path.resolve()) if path.exists() else spec
+    except OSError:  # a name too long for a file: AuditConfig says so
+        return spec
 
 
 def megabytes(size: int) -> str:

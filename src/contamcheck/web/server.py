@@ -34,21 +34,14 @@ def serve(host: str, port: int, data: str | None, max_upload_mb: float) -> int:
             f"contamcheck serve needs the web extra ({exc.name} is missing): pip install 'contamcheck[web]'"
         ) from None
     folder = Path(data).expanduser() if data else default_data_dir()
+    listener = _listen(address, port)  # a port in use fails before the folder is made
     try:
-        folder.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise InputError(f"--data {str(folder)!r} can't be created: {exc.strerror}.") from None
-    try:  # a folder that exists but can't be written (a read-only file system): said now, not as a bug
-        with tempfile.NamedTemporaryFile(dir=folder, prefix=".check-"):
-            pass
-    except OSError as exc:
-        raise InputError(
-            f"--data {str(folder)!r} can't be written ({exc.strerror}); pass --data with a folder you "
-            "can write."
-        ) from None
+        _check_data_folder(folder)
+    except BaseException:
+        listener.close()
+        raise
 
     return_freed_memory()  # audits run in this long-lived process, one after another (memory.py)
-    listener = _listen(address, port)
     bound_port = listener.getsockname()[1]
     shown = f"[{address}]" if ":" in address else address
     app = create_app(folder, max_upload_bytes=int(max_upload_mb * 2**20), bind_host=address)
@@ -67,6 +60,21 @@ def serve(host: str, port: int, data: str | None, max_upload_mb: float) -> int:
         os._exit(0)
     click.echo("contamcheck web UI stopped.")
     return 0
+
+
+def _check_data_folder(folder: Path) -> None:
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise InputError(f"--data {str(folder)!r} can't be created: {exc.strerror}.") from None
+    try:  # a folder that exists but can't be written (a read-only file system): said now, not as a bug
+        with tempfile.NamedTemporaryFile(dir=folder, prefix=".check-"):
+            pass
+    except OSError as exc:
+        raise InputError(
+            f"--data {str(folder)!r} can't be written ({exc.strerror}); pass --data with a folder you "
+            "can write."
+        ) from None
 
 
 def _listen(address: str, port: int) -> socket.socket:
