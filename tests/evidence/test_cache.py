@@ -126,14 +126,19 @@ def test_the_cache_commands_and_an_audit_get_past_a_damaged_cache(tmp_path, caps
     audit = ["fake:clean", "sample", "-n", "30", "--permutations", "2000", "--json"]
     assert main([*audit, "--cache", str(tmp_path / "audit")]) == 0  # its evidence, to be read back
     capsys.readouterr()
+    before: dict[str, bytes] = {}
     for name, command in (("info", ["cache", "info"]), ("audit", audit), ("clear", ["cache", "clear"])):
         damaged_cache(tmp_path / name)
+        before[name] = (tmp_path / name / "evidence.sqlite3").read_bytes()
         assert main([*command, "--cache", str(tmp_path / name)]) == 0, command
         out, err = capsys.readouterr()
-        said = json.loads(out)["warnings"] if name == "audit" else [err]
+        said = json.loads(out)["warnings"] if name == "audit" else [out] if name == "info" else [err]
         damage = "removed with the rest" if name == "clear" else "malformed"
         assert "Internal error" not in err and any(damage in note for note in said), (out, err)
     assert not list((tmp_path / "clear").glob("evidence.sqlite3.damaged-*"))  # set aside, then removed
+    # looking changes nothing: the damaged file stays where it was, as it was, for the next audit
+    assert (tmp_path / "info" / "evidence.sqlite3").read_bytes() == before["info"]
+    assert not list((tmp_path / "info").glob("evidence.sqlite3.damaged-*"))
 
 
 def test_a_cache_path_that_is_a_file_says_where_the_name_came_from(tmp_path, monkeypatch, capsys):
@@ -276,3 +281,64 @@ def test_wal_mode_is_on(tmp_path):
     EvidenceCache(tmp_path).put_many("m", {"k": "v"})
     mode = sqlite3.connect(tmp_path / "evidence.sqlite3").execute("PRAGMA journal_mode").fetchone()[0]
     assert mode == "wal"
+
+
+def audited_cache(folder: Path) -> Path:
+    audit = ["fake:clean", "sample", "-n", "30", "--permutations", "2000", "-q", "--cache", str(folder)]
+    assert main(audit) == 0
+    return folder / "evidence.sqlite3"
+
+
+def test_cache_info_reads_and_changes_nothing(tmp_path, capsys):
+    database = audited_cache(tmp_path / "cache")
+    before = database.read_bytes()
+    capsys.readouterr()
+    assert main(["cache", "info", "--cache", str(tmp_path / "cache")]) == 0
+    assert "fake:clean" in capsys.readouterr().out
+    assert database.read_bytes() == before
+
+
+def test_cache_info_reads_a_cache_it_cannot_open_for_writing(tmp_path, capsys, monkeypatch):
+    """A read-only folder can't hold WAL's shared-memory file, so SQLite refuses even a read-only
+    connection there (the black-box pass: exit 2, "not writable"); info then reads it as immutable.
+    Simulated, since root (as in CI) may write anywhere."""
+    database = audited_cache(tmp_path / "shared")
+    capsys.readouterr()
+    connect = sqlite3.connect
+    tried: list[str] = []
+
+    def read_only_folder(target, *args, **kwargs):
+        tried.append(str(target))
+        if "mode=ro" in str(target):
+            raise sqlite3.OperationalError("unable to open database file")
+        return connect(target, *args, **kwargs)
+
+    monkeypatch.setattr(sqlite3, "connect", read_only_folder)
+    assert main(["cache", "info", "--cache", str(tmp_path / "shared")]) == 0
+    out, err = capsys.readouterr()
+    assert "fake:clean" in out and "entries" in out and err == ""
+    assert [t.rsplit("?", 1)[1] for t in tried] == ["mode=ro", "immutable=1"]
+    assert database.is_file() and not list(database.parent.glob("*.damaged-*"))
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root may write to a folder without write permission")
+def test_cache_info_reads_a_cache_in_a_folder_without_write_permission(tmp_path, capsys):
+    folder = audited_cache(tmp_path / "shared").parent
+    capsys.readouterr()
+    folder.chmod(0o555)
+    try:
+        assert main(["cache", "info", "--cache", str(folder)]) == 0
+        assert "fake:clean" in capsys.readouterr().out
+    finally:
+        folder.chmod(0o755)
+
+
+def test_cache_info_on_a_file_that_is_no_database_says_so_and_leaves_it(tmp_path, capsys):
+    folder = tmp_path / "junk"
+    folder.mkdir()
+    (folder / "evidence.sqlite3").write_text("junk\n")
+    assert main(["cache", "info", "--cache", str(folder)]) == 0
+    out = capsys.readouterr().out
+    assert "unreadable (file is not a database)" in out and "the next audit moves it aside" in out
+    assert [p.name for p in folder.iterdir()] == ["evidence.sqlite3"]
+    assert (folder / "evidence.sqlite3").read_text() == "junk\n"

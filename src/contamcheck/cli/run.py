@@ -161,14 +161,18 @@ def show_cache(folder: str | None) -> int:
     if not where.exists():  # looking must not create it (a file there is said below)
         console.print(escape(f"cache: {where} (nothing stored yet)"))
         return 0
-    cache = EvidenceCache(folder, audit=False)
-    summary = cache.summary()
-    for note in cache.notes:
-        Console(soft_wrap=True, stderr=True).print(f"[yellow]{escape(note)}[/yellow]")
+    summary = EvidenceCache.inspect(folder)  # read only: looking changes nothing
     total = summary["bytes"] + summary["converted"]["bytes"] + summary["nulls"]["bytes"]
     console.print(escape(f"cache: {where} ({_mib(total)} in all)"))
     console.print(escape(f"  evidence: {summary['path']} ({_mib(summary['bytes'])})"))
-    if not summary["models"]:
+    if "unreadable" in summary:
+        console.print(
+            escape(
+                f"    unreadable ({summary['unreadable']}): the next audit moves it aside and starts a new "
+                "one; `contamcheck cache clear` deletes it"
+            )
+        )
+    elif not summary["models"]:
         console.print("    no evidence stored")
     names = Counter(entry["model"] for entry in summary["models"])
     for entry in summary["models"]:

@@ -312,27 +312,39 @@ class EvidenceCache:
         return self._safely(self._summary)
 
     def _summary(self) -> dict[str, Any]:
-        per_model = []
-        for namespace, count, first, last in self._db.execute(
-            "SELECT namespace, COUNT(*), MIN(created), MAX(created) FROM evidence "
-            "GROUP BY namespace ORDER BY MAX(created) DESC"
-        ).fetchall():
-            info = self._model_info(namespace) or {}
-            per_model.append(
-                {
-                    "model": info.get("name", namespace.split("|")[0]),
-                    "namespace": namespace,
-                    "entries": count,
-                    "first": first,
-                    "last": last,
-                }
-            )
-        size = sum(p.stat().st_size for p in self.folder.glob(FILE_NAME + "*") if p.is_file())
-        derived = {
-            name: {"bytes": tree_size(self.folder / name), "count": _count(self.folder / name)}
-            for name in DERIVED
-        }
-        return {"path": str(self.path), "bytes": size, "models": per_model, **derived}
+        return _summarise(self._db, self.folder)
+
+    @staticmethod
+    def inspect(folder: str | Path | None = None) -> dict[str, Any]:
+        """:meth:`summary` of the cache in ``folder`` read only: nothing is created, moved or written
+        (``cache info`` on a shared, read-only or damaged cache). A database that can't be read is
+        said in ``"unreadable"``, with no models; an audit sets such a file aside and starts anew."""
+        where = cache_folder(folder)
+        if where.exists() and not where.is_dir():
+            raise InputError(f"The cache folder {str(where)!r} is a file. {cache_remedy(folder, False)}")
+        path = where / FILE_NAME
+        if not path.is_file():
+            return {**_summarise(None, where), "path": str(path)}
+        uri = path.absolute().as_uri()
+        db: sqlite3.Connection | None = None
+        try:
+            # read-only; a folder that can't be written can't hold WAL's shared-memory file: immutable
+            try:
+                db = sqlite3.connect(f"{uri}?mode=ro", uri=True, timeout=BUSY_TIMEOUT_S)
+                db.execute("SELECT 1 FROM sqlite_master").fetchone()
+            except sqlite3.OperationalError:
+                if db is not None:
+                    db.close()
+                db = sqlite3.connect(f"{uri}?immutable=1", uri=True)
+            version = db.execute("PRAGMA user_version").fetchone()[0]
+            if version not in (0, SCHEMA_VERSION):
+                raise sqlite3.DatabaseError(f"cache schema {version}, this contamcheck uses {SCHEMA_VERSION}")
+            return _summarise(db, where)
+        except sqlite3.DatabaseError as exc:
+            return {**_summarise(None, where), "unreadable": str(exc)}
+        finally:
+            if db is not None:
+                db.close()
 
     def clear(self) -> dict[str, int]:
         """Delete everything the folder holds: the evidence entries, and the other files and their bytes.
@@ -379,6 +391,46 @@ class _Transaction:
 
     def __exit__(self, kind: type[BaseException] | None, *rest: object) -> None:
         self.db.execute("COMMIT" if kind is None else "ROLLBACK")
+
+
+def _summarise(db: sqlite3.Connection | None, folder: Path) -> dict[str, Any]:
+    """Evidence entries per model in ``db`` (none without one) and the bytes of each part of ``folder``."""
+    per_model = []
+    rows = (
+        db.execute(
+            "SELECT namespace, COUNT(*), MIN(created), MAX(created) FROM evidence "
+            "GROUP BY namespace ORDER BY MAX(created) DESC"
+        ).fetchall()
+        if db is not None and _has_table(db, "evidence")
+        else []
+    )
+    has_models = db is not None and _has_table(db, "models")
+    for namespace, count, first, last in rows:
+        row = (
+            db.execute("SELECT info FROM models WHERE namespace = ?", (namespace,)).fetchone()
+            if db is not None and has_models
+            else None
+        )
+        info = json.loads(row[0]) if row else {}
+        per_model.append(
+            {
+                "model": info.get("name", namespace.split("|")[0]),
+                "namespace": namespace,
+                "entries": count,
+                "first": first,
+                "last": last,
+            }
+        )
+    size = sum(p.stat().st_size for p in folder.glob(FILE_NAME + "*") if p.is_file())
+    derived = {name: {"bytes": tree_size(folder / name), "count": _count(folder / name)} for name in DERIVED}
+    return {"path": str(folder / FILE_NAME), "bytes": size, "models": per_model, **derived}
+
+
+def _has_table(db: sqlite3.Connection, name: str) -> bool:
+    return (
+        db.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (name,)).fetchone()
+        is not None
+    )
 
 
 def tree_size(path: Path) -> int:
