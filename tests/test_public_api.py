@@ -130,3 +130,32 @@ def test_paths_and_tuples_are_taken_and_a_config_cannot_be_changed_unchecked(tmp
         config.alpha = 5.0  # type: ignore[misc]  # was accepted, and the audit ran with it
     with pytest.raises(InputError, match="--alpha must be between 0 and 1"):
         replace(config, alpha=5.0)
+
+
+def test_audit_says_what_it_takes_when_given_something_else():
+    with pytest.raises(TypeError, match=r"audit\(\) takes an AuditConfig, not str"):
+        contamcheck.audit("fake:clean")  # type: ignore[arg-type]
+    config = contamcheck.AuditConfig(model="fake:clean", benchmark="sample", no_cache=True)
+    with pytest.raises(TypeError, match=r"progress must be callable as progress\(label, done, total\)"):
+        contamcheck.audit(config, progress="bars")  # type: ignore[arg-type]
+
+
+def test_an_audit_leaves_torchs_thread_count_as_it_found_it(tiny_setup):
+    import torch
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        config = contamcheck.AuditConfig(
+            model=str(tiny_setup.clean),
+            benchmark=str(tiny_setup.benchmark),
+            threads=2,
+            quick=True,
+            reference="none",
+            no_cache=True,
+            limit=20,
+        )
+        contamcheck.audit(config, progress=lambda *_: None)
+        assert torch.get_num_threads() == 1
+    finally:
+        torch.set_num_threads(before)

@@ -439,3 +439,32 @@ def test_a_missing_entry_in_a_model_file_is_said_as_such():
     error = hf._explain_load_failure("m", hf.ModelSource("folder", "/models/m"), KeyError("added_tokens"))
     assert isinstance(error, ModelLoadError)
     assert "lacks the entry 'added_tokens'" in str(error) and "copy the model's files again" in str(error)
+
+
+def test_models_load_one_at_a_time_across_threads(monkeypatch):
+    """transformers' lazy imports and from_pretrained are not thread-safe: two audit() calls in
+    threads once failed with "no attribute AutoConfig" (a black-box pass); loads now take turns."""
+    import threading
+
+    from contamcheck.backends.hf import HFModel
+
+    inside, most = 0, 0
+    count = threading.Lock()
+
+    def slow_load(cls, spec, **options):
+        nonlocal inside, most
+        with count:
+            inside += 1
+            most = max(most, inside)
+        time.sleep(0.2)
+        with count:
+            inside -= 1
+        return spec
+
+    monkeypatch.setattr(HFModel, "_load", classmethod(slow_load))
+    threads = [threading.Thread(target=HFModel.load, args=(f"m{i}",)) for i in range(3)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert most == 1

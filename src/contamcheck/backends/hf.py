@@ -22,6 +22,7 @@ import json
 import re
 import struct
 import sys
+import threading
 import warnings
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -50,6 +51,7 @@ REDUCE_FLOATS = 2**19  # positions x vocab reduced at once: 2 MiB of fp32, under
 CACHE_BYTES_BUDGET = 256 * 2**20  # the key/value cache of one generation batch
 SHARED_PREFIX_MIN = 16  # tokens a generation batch's prompts must share before we prefill them once
 FAMILY_TOKENS = 32  # prompts whose first this-many tokens agree are batched together
+_LOADING = threading.Lock()  # HFModel.load: one at a time in a process
 
 
 @dataclass(frozen=True)
@@ -267,7 +269,16 @@ class HFModel:
         self._by_parts = True  # a long text's logits a few positions at a time; off only to compare
 
     @classmethod
-    def load(
+    def load(cls, spec: str, **options: Any) -> HFModel:
+        """Load ``spec`` (a Hub id, folder or GGUF file; ``options`` as :meth:`_load`'s). One load
+        at a time in a process: transformers' lazy imports and ``from_pretrained`` are not safe from
+        two threads at once (measured: two ``audit()`` calls in threads failed with "no attribute
+        AutoConfig" or a meta-tensor error), and two conversions of one GGUF would share a folder."""
+        with _LOADING:
+            return cls._load(spec, **options)
+
+    @classmethod
+    def _load(
         cls,
         spec: str,
         *,

@@ -10,9 +10,12 @@ need is scored once; the tested model is then released before a reference model 
 
 from __future__ import annotations
 
+import contextlib
 import platform
+import sys
 import time
 import zlib
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -78,20 +81,42 @@ def audit(
 
     A cache it opens itself it also closes, so its file is whole on disk when the call returns (a
     store passed in stays open: it is the caller's)."""
+    if not isinstance(config, AuditConfig):
+        raise TypeError(
+            f"audit() takes an AuditConfig, not {type(config).__name__}: audit(AuditConfig(model=…))."
+        )
+    if progress is not None and not callable(progress):
+        raise TypeError(
+            f"progress must be callable as progress(label, done, total), not {type(progress).__name__}."
+        )
     started_at = datetime.now(timezone.utc)
     started = time.perf_counter()
     check_inputs(config)  # before the cache is created
     if store is None and not config.no_cache:
         EvidenceCache.check(config.cache)  # before the benchmark is read: it can take a while
     plan = plan_audit(config)
-    if store is not None:
-        return _audit(config, plan, progress, store, started_at, started)
-    opened = MemoryStore() if config.no_cache else EvidenceCache(config.cache)
+    with _torch_threads_kept():
+        if store is not None:
+            return _audit(config, plan, progress, store, started_at, started)
+        opened = MemoryStore() if config.no_cache else EvidenceCache(config.cache)
+        try:
+            return _audit(config, plan, progress, opened, started_at, started)
+        finally:
+            if isinstance(opened, EvidenceCache):
+                opened.close()
+
+
+@contextlib.contextmanager
+def _torch_threads_kept() -> Iterator[None]:
+    """torch's thread count as the caller had it, after an audit that set its own (``--threads``);
+    nothing to keep where the caller has not imported torch."""
+    torch = sys.modules.get("torch")
+    before = torch.get_num_threads() if torch is not None else None
     try:
-        return _audit(config, plan, progress, opened, started_at, started)
+        yield
     finally:
-        if isinstance(opened, EvidenceCache):
-            opened.close()
+        if torch is not None and before is not None and torch.get_num_threads() != before:
+            torch.set_num_threads(before)
 
 
 def _audit(
