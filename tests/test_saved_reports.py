@@ -133,6 +133,10 @@ def test_an_edited_report_that_contradicts_itself_is_refused(tmp_path: Path, cap
         ('{"tool": "contamcheck", "x": ' + "[" * 100_000 + "]" * 100_000 + "}", "nested too deeply"),
         ('{"tool": "contamcheck", "p": NaN}', "NaN is not a number a report holds"),
         ('{"tool": "contamcheck", "p": -Infinity}', "-Infinity is not a number a report holds"),
+        (
+            '{"tool": "contamcheck", "n": ' + "9" * 5000 + "}",
+            "a number in it is too long (over 4,300 digits)",
+        ),
     ],
 )
 def test_json_no_report_can_hold_is_an_input_error(tmp_path: Path, capsys, text, message):
@@ -174,3 +178,23 @@ def test_a_folder_is_said_to_be_a_folder(tmp_path):
 
     with pytest.raises(ReportUnreadable, match=r"is a folder; pass the report's \.json file in it"):
         read_report(tmp_path)  # was "does not exist", of a folder that does
+
+
+def test_a_device_is_no_report_file_and_a_read_error_is_said():
+    from contamcheck import ReportUnreadable
+
+    with pytest.raises(ReportUnreadable, match=r"'/dev/zero' is not a regular file \(a device or a pipe\)"):
+        read_report("/dev/zero")  # was "does not exist"
+    if Path("/proc/self/mem").exists():  # Linux: a file that can't be read from its start
+        with pytest.raises(ReportUnreadable, match="Can't read the report '/proc/self/mem'"):
+            read_report("/proc/self/mem")  # was a raw OSError
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full")
+def test_a_report_rendered_again_that_cant_be_written_says_so_without_an_audit(capsys):
+    from contamcheck.cli import main
+
+    assert main(["report", str(SAVED["clean"]), "--csv", "/dev/full", "-q"]) == 3
+    err = capsys.readouterr().err
+    assert "Can't write '/dev/full'" in err and "Make room or pick another path" in err
+    assert "cache" not in err and "audit" not in err

@@ -124,9 +124,10 @@ def _same_file(path: Path, other: str) -> bool:
         return False
 
 
-def show_report(report: Report, options: dict[str, Any]) -> None:
+def show_report(report: Report, options: dict[str, Any], audited: bool = True) -> None:
     """Write and print a report as the output options say: every file rendered before any is
-    written, so a report that fails to render leaves none of them half done."""
+    written, so a report that fails to render leaves none of them half done (``audited``: just
+    audited, not a saved report rendered again)."""
     texts = {}
     if options.get("output"):
         texts[options["output"]] = io.to_json(report)
@@ -139,7 +140,7 @@ def show_report(report: Report, options: dict[str, Any]) -> None:
 
         texts[options["html_file"]] = to_html(report)
     for path, text in texts.items():
-        io.write_atomic(path, text)
+        io.write_atomic(path, text, audited)
     if options["as_json"]:
         write_stdout(io.to_json(report))
     elif not options["quiet"]:
@@ -149,7 +150,7 @@ def show_report(report: Report, options: dict[str, Any]) -> None:
 def rerender(path: str, options: dict[str, Any]) -> int:
     options = {**options, **writable_outputs(options, {"the saved report": path})}
     report = io.read_report(path)
-    show_report(report, options)
+    show_report(report, options, audited=False)
     return report.verdict.exit_code
 
 

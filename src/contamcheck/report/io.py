@@ -47,20 +47,23 @@ def check_writable(path: str | Path, flag: str) -> Path:
     return target
 
 
-def write_atomic(path: str | Path, text: str) -> None:
+def write_atomic(path: str | Path, text: str, audited: bool = True) -> None:
     """Write ``text`` to a temporary file beside ``path`` and rename it into place.
 
     Through a symbolic link, the file it points to is replaced, not the link; a device or a pipe
     (``/dev/null``, ``/dev/stdout``) is written in place, never renamed over. A failed write (a full
-    disk) is a :class:`RuntimeFailure` that names the file.
+    disk) is a :class:`RuntimeFailure` that names the file (``audited``: written after an audit,
+    whose evidence the cache keeps; else a saved report rendered again).
     """
     try:
         _write(Path(path), text)
     except OSError as exc:
-        raise RuntimeFailure(
-            f"Can't write {str(path)!r}: {exc.strerror or exc}. Run again once it can be written (the cache, "
-            "unless --no-cache, keeps what the audit computed)."
-        ) from None
+        then = (
+            "Run again once it can be written (the cache, unless --no-cache, keeps what the audit computed)."
+            if audited
+            else "Make room or pick another path, and run it again."
+        )
+        raise RuntimeFailure(f"Can't write {str(path)!r}: {exc.strerror or exc}. {then}") from None
 
 
 def _write(target: Path, text: str) -> None:
@@ -164,12 +167,20 @@ def read_report(path: str | Path) -> Report:
     source = Path(path).expanduser()
     if source.is_dir():
         raise ReportUnreadable(f"{str(path)!r} is a folder; pass the report's .json file in it.")
-    if not source.is_file():
+    if not source.exists():
         raise ReportUnreadable(f"Report file {str(path)!r} does not exist.")
+    if not source.is_file():
+        raise ReportUnreadable(
+            f"{str(path)!r} is not a regular file (a device or a pipe); pass a saved .json report."
+        )
     try:
         data = json.loads(source.read_text(encoding="utf-8"), parse_constant=_no_constant)
+    except OSError as exc:
+        raise ReportUnreadable(f"Can't read the report {str(path)!r}: {exc.strerror or exc}.") from None
     except (UnicodeDecodeError, json.JSONDecodeError, ValueError) as exc:
-        raise ReportUnreadable(f"{str(path)!r} is not a JSON report: {exc}.") from None
+        # Python's own advice for a number of over 4,300 digits names a function, not the problem
+        said = "a number in it is too long (over 4,300 digits)" if "int_max_str_digits" in str(exc) else exc
+        raise ReportUnreadable(f"{str(path)!r} is not a JSON report: {said}.") from None
     except RecursionError:
         raise ReportUnreadable(
             f"{str(path)!r} is not a JSON report: it is nested too deeply to read."
