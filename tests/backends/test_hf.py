@@ -289,6 +289,31 @@ def test_generation_is_split_to_fit_the_cache_budget(tiny):
         tiny.cache_token_budget = budget  # the fixture is shared by the module
 
 
+def test_a_part_known_whole_is_not_generated_again_and_the_rest_are_as_uninterrupted(tiny, monkeypatch):
+    """A stopped audit kept some parts' texts (handed on as each part ends); a part known whole is
+    returned as kept, and the others are generated in the groups of the whole batch, so their texts
+    are the uninterrupted run's."""
+    prompts = ["A baker sells 48", "How many minutes are there in 3.5 hours? And how many in", "Tom has"]
+    budget, tiny.cache_token_budget = tiny.cache_token_budget, 20  # one prompt per part
+    try:
+        handed: dict[int, str] = {}
+        together = tiny.generate(prompts, [6, 6, 6], on_texts=handed.update)
+        assert handed == dict(enumerate(together))
+        greedy = tiny._greedy
+        generated: list[int] = []
+
+        def counted(sequences, *rest):
+            generated.append(len(sequences))
+            return greedy(sequences, *rest)
+
+        monkeypatch.setattr(tiny, "_greedy", counted)
+        handed.clear()
+        resumed = tiny.generate(prompts, [6, 6, 6], known={0: together[0]}, on_texts=handed.update)
+        assert resumed == together and generated == [1, 1] and sorted(handed) == [1, 2]
+    finally:
+        tiny.cache_token_budget = budget
+
+
 def test_chat_without_a_template_falls_back_to_raw_text(tiny):
     assert not tiny.has_chat_template
     assert tiny.generate(["A baker sells 48"], [4], chat=True) == tiny.generate(["A baker sells 48"], [4])

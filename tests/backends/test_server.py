@@ -387,3 +387,23 @@ def test_a_server_busy_for_good_stops_with_the_status(gateway, monkeypatch, caps
     err = capsys.readouterr().err
     assert "HTTP 503" in err and "busy, try again" in err and "Traceback" not in err
     assert len(gateway.seen) == 4  # the first request and its three retries, no more
+
+
+def test_a_served_prompt_already_generated_is_not_sent_again():
+    """A server's text for a prompt does not depend on the prompts sent with it: what a stopped
+    audit kept is returned as it was, and each new text is handed on as it arrives."""
+    model = object.__new__(ServerModel)
+    sent: list[str] = []
+
+    def generate_one(prompt: str, budget: int, chat: bool) -> str:
+        sent.append(prompt)
+        return prompt.upper()
+
+    model._generate_one = generate_one  # type: ignore[method-assign]
+    handed: dict[int, str] = {}
+    steps: list[int] = []
+    texts = model.generate(
+        ["a", "b", "c"], [3, 3, 3], known={1: "kept"}, on_texts=handed.update, on_progress=steps.append
+    )
+    assert texts == ["A", "kept", "C"] and sorted(sent) == ["a", "c"]
+    assert handed == {0: "A", 2: "C"} and steps[-1] == 3

@@ -38,9 +38,9 @@ def test_requests_are_deduplicated_sorted_and_batched():
 
 def test_generation_has_its_own_batch_size():
     class GenerationCounting(CountingModel):
-        def generate(self, prompts, max_new_tokens, chat=False, on_progress=None):
+        def generate(self, prompts, max_new_tokens, chat=False, on_progress=None, **kept):
             self.batches.append(list(prompts))
-            return super().generate(prompts, max_new_tokens, chat, on_progress)
+            return super().generate(prompts, max_new_tokens, chat, on_progress, **kept)
 
     model = GenerationCounting()
     engine = EvidenceEngine(lambda: model, "m", MemoryStore(), 2, generation_batch_size=4)
@@ -199,8 +199,8 @@ def test_progress_moves_inside_a_generation_batch_and_never_backwards():
     class GenerationOOM(FakeModel):
         """Reports every prompt it finishes, then runs out of memory on batches over three."""
 
-        def generate(self, prompts, max_new_tokens, chat=False, on_progress=None):
-            texts = super().generate(prompts, max_new_tokens, chat, on_progress)
+        def generate(self, prompts, max_new_tokens, chat=False, on_progress=None, **kept):
+            texts = super().generate(prompts, max_new_tokens, chat, on_progress, **kept)
             if len(prompts) > 3:
                 raise RuntimeError("CUDA out of memory")
             return texts
@@ -282,3 +282,42 @@ def test_a_check_sees_the_first_scores_once_and_can_stop_the_rest():
         requests, "model", lambda values: calls.append(len(values))
     )
     assert calls == [2]
+
+
+class Stop(Exception):
+    pass
+
+
+def test_generations_finished_before_a_stop_are_kept_and_not_generated_again():
+    """A stop within a generation batch (Ctrl-C, a cancelled web job) kept nothing of it before:
+    the black-box pass re-ran 16 of 17 generations. Now each part is stored as the backend finishes
+    it, and the resumed batch generates only the rest, with the texts an unstopped run makes."""
+    prompts = [f"Mia buys {n} apples and {n + 2} pears" for n in range(10, 18)]
+    requests = [GenerateRequest(p, 3) for p in prompts]
+    whole = EvidenceEngine(FakeModel, "m", MemoryStore(), 2, generation_batch_size=8)
+    expected = {p: whole.compute(requests, "model").generation(p, 3) for p in prompts}
+
+    store = MemoryStore()
+
+    def stop_after_five(label: str, done: int, total: int) -> None:
+        if done >= 5:
+            raise Stop
+
+    with pytest.raises(Stop):
+        EvidenceEngine(FakeModel, "m", store, 2, stop_after_five, generation_batch_size=8).compute(
+            requests, "model"
+        )
+    assert len(store.get_many("m", [r.key for r in requests])) == 5  # kept, though the batch did not end
+
+    asked: list[list[str]] = []
+
+    class Resumed(FakeModel):
+        def generate(self, prompts, max_new_tokens, chat=False, on_progress=None, **kept):
+            asked.append([p for i, p in enumerate(prompts) if i not in (kept.get("known") or {})])
+            return super().generate(prompts, max_new_tokens, chat, on_progress, **kept)
+
+    engine = EvidenceEngine(Resumed, "m", store, 2, generation_batch_size=8)
+    evidence = engine.compute(requests, "model")
+    assert [len(a) for a in asked] == [3]  # the same batch of eight, three of it generated
+    assert (engine.stats.from_store, engine.stats.computed) == (5, 3)
+    assert {p: evidence.generation(p, 3) for p in prompts} == expected

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
@@ -70,13 +70,21 @@ class LanguageModel(Protocol):
         max_new_tokens: Sequence[int],
         chat: bool = False,
         on_progress: Callable[[int], None] | None = None,
+        *,
+        known: Mapping[int, str] | None = None,
+        on_texts: Callable[[dict[int, str]], None] | None = None,
     ) -> list[str]:
         """Greedy continuation of each prompt, at most ``max_new_tokens[i]`` new tokens.
 
         With ``chat`` the prompt is sent as a user message through the tokenizer's chat template
         when it has one; otherwise as raw text. A backend that splits the batch calls
         ``on_progress`` with the number of prompts finished so far after each part (progress
-        bars move, and a cancelled audit stops, within a long batch).
+        bars move, and a cancelled audit stops, within a long batch), and ``on_texts`` just before
+        it with that part's texts by prompt index (the engine stores them at once, so an audit
+        stopped within a long batch keeps them). ``known``: texts a stopped audit kept, by prompt
+        index; a backend returns them instead of generating again wherever that leaves every other
+        text as the whole batch would have made it (the transformers backend: a part all of whose
+        prompts are known; a server: any prompt).
         """
         ...
 

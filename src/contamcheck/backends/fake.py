@@ -20,7 +20,7 @@ from __future__ import annotations
 import hashlib
 import re
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -131,14 +131,22 @@ class FakeModel:
         max_new_tokens: Sequence[int],
         chat: bool = False,
         on_progress: Callable[[int], None] | None = None,
+        *,
+        known: Mapping[int, str] | None = None,
+        on_texts: Callable[[dict[int, str]], None] | None = None,
     ) -> list[str]:
         self.calls["generate"] += 1
         time.sleep(self.delay)
-        texts = []
-        for prompt, budget in zip(prompts, max_new_tokens, strict=True):
-            texts.append(self._continue(prompt, budget))
+        texts: list[str] = []
+        for index, (prompt, budget) in enumerate(zip(prompts, max_new_tokens, strict=True)):
+            if known and index in known:  # one prompt at a time, as a backend that splits its batch
+                texts.append(known[index])
+            else:
+                texts.append(self._continue(prompt, budget))
+                if on_texts is not None:
+                    on_texts({index: texts[-1]})
             if on_progress is not None:
-                on_progress(len(texts))  # one prompt at a time, as a backend that splits its batch
+                on_progress(len(texts))
         return texts
 
     def _continue(self, prompt: str, budget: int) -> str:

@@ -25,7 +25,7 @@ import sys
 import threading
 import warnings
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
@@ -380,11 +380,15 @@ class HFModel:
         max_new_tokens: Sequence[int],
         chat: bool = False,
         on_progress: Callable[[int], None] | None = None,
+        *,
+        known: Mapping[int, str] | None = None,
+        on_texts: Callable[[dict[int, str]], None] | None = None,
     ) -> list[str]:
         import torch
 
         if max(max_new_tokens, default=0) <= 0:
             return ["" for _ in prompts]
+        known = known or {}
         encoded = self._encode_prompts(prompts, chat)
         if self.context_length:
             # keep the end of an over-long prompt
@@ -393,19 +397,33 @@ class HFModel:
                 for ids, n in zip(encoded, max_new_tokens, strict=True)
             ]
         limits = [max(0, n) for n in max_new_tokens]
-        produced: list[list[int]] = [[] for _ in prompts]
+        texts = ["" for _ in prompts]
         wanted = [i for i, n in enumerate(limits) if n > 0]
         finished = len(prompts) - len(wanted)
+        # The groups are those of the whole batch whatever is known, so a group generated after a
+        # stop has the very texts it would have had; a group known whole is not generated again.
         for group in self._generation_batches(wanted, encoded, limits):
-            rows = self._greedy(
-                [encoded[i] for i in group], [limits[i] for i in group], self.tokenizer.eos_token_id, torch
-            )
-            for index, row in zip(group, rows, strict=True):
-                produced[index] = row
+            if all(index in known for index in group):
+                part = {index: known[index] for index in group}
+            else:
+                rows = self._greedy(
+                    [encoded[i] for i in group],
+                    [limits[i] for i in group],
+                    self.tokenizer.eos_token_id,
+                    torch,
+                )
+                part = {
+                    index: self.tokenizer.decode(row, skip_special_tokens=True)
+                    for index, row in zip(group, rows, strict=True)
+                }
+                if on_texts is not None:
+                    on_texts(part)
+            for index, text in part.items():
+                texts[index] = text
             finished += len(group)
             if on_progress is not None:
                 on_progress(finished)
-        return [self.tokenizer.decode(row, skip_special_tokens=True) for row in produced]
+        return texts
 
     def _generation_batches(
         self, indices: list[int], encoded: list[list[int]], limits: list[int]

@@ -53,7 +53,7 @@ import threading
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from typing import Any
@@ -156,9 +156,31 @@ class ServerModel:
         max_new_tokens: Sequence[int],
         chat: bool = False,
         on_progress: Callable[[int], None] | None = None,
+        *,
+        known: Mapping[int, str] | None = None,
+        on_texts: Callable[[dict[int, str]], None] | None = None,
     ) -> list[str]:
-        jobs = list(zip(prompts, max_new_tokens, strict=True))
-        return self._each(jobs, lambda job: self._generate_one(job[0], job[1], chat), on_progress)
+        # a served prompt's text does not depend on the others sent with it: a known one is not sent
+        known = known or {}
+        todo = [i for i in range(len(prompts)) if i not in known]
+        before = len(prompts) - len(todo)
+
+        def progress(finished: int) -> None:
+            if on_progress is not None:
+                on_progress(before + finished)
+
+        def done(position: int, text: str) -> None:
+            if on_texts is not None:
+                on_texts({todo[position]: text})
+
+        made = self._each(
+            todo,
+            lambda i: self._generate_one(prompts[i], max_new_tokens[i], chat),
+            progress,
+            done,
+        )
+        texts = dict(known) | dict(zip(todo, made, strict=True))
+        return [texts[i] for i in range(len(prompts))]
 
     def num_parameters(self) -> int | None:
         return None  # the API does not say
@@ -297,18 +319,23 @@ class ServerModel:
         items: Sequence[Any],
         one: Callable[[Any], Any],
         on_progress: Callable[[int], None] | None = None,
+        on_done: Callable[[int, Any], None] | None = None,
     ) -> list[Any]:
-        """``one`` over ``items``, ``CONCURRENCY`` at a time, in order; the first error stops the rest."""
+        """``one`` over ``items``, ``CONCURRENCY`` at a time, in order; the first error stops the rest.
+        ``on_done(position, result)`` hears each result as it comes, in this thread."""
         if not items:
             return []
         pool = ThreadPoolExecutor(max_workers=min(CONCURRENCY, len(items)))
         futures = [pool.submit(one, item) for item in items]
+        position = {future: index for index, future in enumerate(futures)}
         pending: set[Future[Any]] = set(futures)
         try:
             while pending:
                 done, pending = wait(pending, return_when=FIRST_COMPLETED)
                 for future in done:
-                    future.result()  # raises the first failure
+                    result = future.result()  # raises the first failure
+                    if on_done is not None:
+                        on_done(position[future], result)
                 if on_progress is not None:
                     on_progress(len(futures) - len(pending))  # raises when the audit is cancelled
         except BaseException:

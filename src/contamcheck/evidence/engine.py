@@ -4,7 +4,10 @@ Tests declare what they need; the engine dedupes the requests across tests, sort
 (so a batch wastes little on padding), cuts fixed batches, and asks the store first. A batch with
 anything missing is computed whole and its new texts stored in one transaction; the plan depends
 only on the requests, never on what is already stored, so an interrupted audit resumes with the
-very same batches and reaches the very same numbers. The model is loaded only if some batch is
+very same batches and reaches the very same numbers. Generation, slow, is kept part by part: the
+backend hands on each part of a batch as it finishes it (stored at once), and a resumed batch
+generates only the parts not known whole, in the same parts (``LanguageModel.generate``'s
+``known``). The model is loaded only if some batch is
 missing. What the store holds wins: a text computed beside other texts can differ in the last
 float32 digit, and an audit that stored it first must not see its numbers move when another audit
 (or another process sharing the cache) scores it again, so only new texts are stored, never
@@ -14,7 +17,7 @@ replaced, and the values used are read back from the store.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -30,6 +33,7 @@ ProgressCallback = Callable[[str, int, int], None]
 FAILED = -1
 ANALYSIS = "analysis: testing"  # the step after the models' work: the tests' statistics, one by one
 Tick = Callable[[int], None]  # requests of the current batch finished so far
+Keep = Callable[[dict[str, Value]], None]  # values finished within a batch, stored before it ends
 
 
 @dataclass
@@ -128,7 +132,10 @@ class EvidenceEngine:
                         self._model()
                         self.progress(step, done, total)
                         started = True
-                    computed = self._compute_batch(batch, self._ticks(step, done, total))
+                    # what a stopped audit kept of this batch's generations is not generated again,
+                    # and what is generated is stored part by part, as the backend finishes it
+                    kept = {k: v for k, v in found.items() if isinstance(v, str)}
+                    computed = self._compute_batch(batch, self._ticks(step, done, total), kept, self._keep)
                     self.stats.computed += len(keys) - len(found)
                     self.store.put_many(self.namespace, {k: v for k, v in computed.items() if k not in found})
                     # the store's values win; a value the store no longer has (the cache cleared
@@ -161,10 +168,19 @@ class EvidenceEngine:
 
         return tick
 
-    def _compute_batch(self, batch: Sequence[Request], tick: Tick | None = None) -> dict[str, Value]:
+    def _keep(self, values: dict[str, Value]) -> None:
+        self.store.put_many(self.namespace, values)
+
+    def _compute_batch(
+        self,
+        batch: Sequence[Request],
+        tick: Tick | None = None,
+        known: Mapping[str, str] | None = None,
+        keep: Keep | None = None,
+    ) -> dict[str, Value]:
         model = self._model()
         started = time.perf_counter()
-        results = [_as_float32(v) for v in _run_halving(model, batch, self.stats, tick)]
+        results = [_as_float32(v) for v in _run_halving(model, batch, self.stats, tick, known or {}, keep)]
         self.stats.compute_seconds += time.perf_counter() - started
         self.stats.batches_computed += 1
         for value in results:
@@ -191,11 +207,18 @@ def plan_batches(requests: Sequence[Request], batch_size: int) -> list[list[Requ
     return [ordered[i : i + batch_size] for i in range(0, len(ordered), batch_size)]
 
 
-def _run(model: LanguageModel, batch: Sequence[Request], tick: Tick | None = None) -> list[Value]:
+def _run(
+    model: LanguageModel,
+    batch: Sequence[Request],
+    tick: Tick | None = None,
+    known: Mapping[str, str] | None = None,
+    keep: Keep | None = None,
+) -> list[Value]:
     if all(isinstance(r, ScoreRequest) for r in batch):
         return list(model.score([r.text for r in batch if isinstance(r, ScoreRequest)]))
     generations = [r for r in batch if isinstance(r, GenerateRequest)]
     chat_modes = {r.chat for r in generations}
+    known = known or {}
     out: dict[str, Value] = {}
     for chat in sorted(chat_modes):
         group = [r for r in generations if r.chat == chat]
@@ -204,9 +227,15 @@ def _run(model: LanguageModel, batch: Sequence[Request], tick: Tick | None = Non
             [r.max_new_tokens for r in group],
             chat=chat,
             on_progress=None if tick is None else _offset(tick, len(out)),
+            known={i: known[r.key] for i, r in enumerate(group) if r.key in known},
+            on_texts=None if keep is None else _by_key(keep, group),
         )
         out.update({r.key: t for r, t in zip(group, texts, strict=True)})
     return [out[r.key] for r in batch]
+
+
+def _by_key(keep: Keep, group: Sequence[GenerateRequest]) -> Callable[[dict[int, str]], None]:
+    return lambda part: keep({group[index].key: text for index, text in part.items()})
 
 
 def _offset(tick: Tick, before: int) -> Tick:
@@ -214,11 +243,16 @@ def _offset(tick: Tick, before: int) -> Tick:
 
 
 def _run_halving(
-    model: LanguageModel, batch: Sequence[Request], stats: EngineStats, tick: Tick | None = None
+    model: LanguageModel,
+    batch: Sequence[Request],
+    stats: EngineStats,
+    tick: Tick | None = None,
+    known: Mapping[str, str] | None = None,
+    keep: Keep | None = None,
 ) -> list[Value]:
     """Run a batch; on out-of-memory, run it again in halves (down to one request)."""
     try:
-        return _run(model, batch, tick)
+        return _run(model, batch, tick, known, keep)
     except Exception as exc:
         if not _is_out_of_memory(exc):
             raise
@@ -231,8 +265,8 @@ def _run_halving(
         _free_memory()
         middle = len(batch) // 2
         second = None if tick is None else _offset(tick, middle)
-        return _run_halving(model, batch[:middle], stats, tick) + _run_halving(
-            model, batch[middle:], stats, second
+        return _run_halving(model, batch[:middle], stats, tick, known, keep) + _run_halving(
+            model, batch[middle:], stats, second, known, keep
         )
 
 
