@@ -45,10 +45,12 @@
   function poll(box) {
     const url = box.dataset.statusUrl;
     const shown = box.dataset.status;
+    let missed = 0;
     async function tick() {
       try {
         const response = await fetch(url, { cache: "no-store", headers: { Accept: "application/json" } });
         if (response.ok) {
+          missed = 0;
           const status = await response.json();
           if (status.status !== shown || FINISHED.includes(status.status)) {
             window.location.reload();
@@ -57,7 +59,13 @@
           show(box, status);
         }
       } catch (error) {
-        // the server may be restarting: keep trying
+        // the server may be restarting: keep trying, and say so once it has not answered for a while
+        missed += 1;
+        const state = document.getElementById("state");
+        if (state && missed >= 4) {
+          state.textContent = "The server does not answer (stopped?): this page goes on when it is back; " +
+            "an audit cut off by a stop shows as interrupted, to run again.";
+        }
       }
       window.setTimeout(tick, 700);
     }
