@@ -105,6 +105,14 @@ def test_the_job_page_says_which_tests_were_asked_for(client):
     assert "· reference: none (likelihood tests judged against the bulk of the benchmark) ·" in said
 
 
+def test_the_job_page_gives_the_same_audit_as_a_shell_command(client):
+    job_id = start_job(client, limit="7", seed="3", tests=["min-k", "zlib"], no_order="1")
+    page = client.get(f"/jobs/{job_id}").text
+    command = f"contamcheck {CHEATER} sample -n 7 --seed 3 --tests min-k,zlib --no-order"
+    assert f"<code>{html.escape(command)}</code>" in page
+    wait_for(client, job_id)
+
+
 def test_questions_without_a_twin_from_the_form(client):
     """The --twinless box reaches the audit, the job page and the form to change it."""
     job_id = start_job(client, tests=["min-k"], twinless="1", limit="30")

@@ -37,6 +37,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from .. import __version__
 from ..benchmarks import BUILTINS, load_benchmark
+from ..cli.command import command_line
 from ..errors import InputError, ReportUnreadable, UnknownNameError
 from ..methods import TESTS
 from ..pipeline import check_inputs
@@ -239,10 +240,12 @@ def create_app(
         record = store.get(job_id)
         if record is None:
             return not_found()
+        config = record.audit_config()
         return page(
             "job.html.j2",
             job=record,
-            config=record.audit_config(),
+            config=config,
+            command=command_line(config),
             ahead=runner.ahead(record.id),
             cancelling=runner.cancelling(record.id),
         )
