@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+import re
 import subprocess
 import sys
 
@@ -159,3 +161,21 @@ def test_an_audit_leaves_torchs_thread_count_as_it_found_it(tiny_setup):
         assert torch.get_num_threads() == 1
     finally:
         torch.set_num_threads(before)
+
+
+@pytest.mark.parametrize(
+    ("keyword", "hint"),
+    [
+        ("no_order", "did you mean ordered=False?"),
+        ("n", "did you mean limit?"),
+        ("limt", "did you mean limit?"),
+        ("output", "an output is no setting"),
+        ("zzz", "its fields: model, benchmark, field, limit"),
+    ],
+)
+def test_a_keyword_audit_config_has_not_is_named_with_what_was_meant(keyword, hint):
+    """The command line's spellings are what a Python caller tries first (a black-box pass)."""
+    with pytest.raises(TypeError, match=rf"AuditConfig has no setting '{keyword}': {re.escape(hint)}"):
+        contamcheck.AuditConfig(model="fake:clean", benchmark="sample", **{keyword: 1})
+    config = contamcheck.AuditConfig("fake:clean", "sample", limit=5)  # positional and keyword as before
+    assert dataclasses.replace(config, seed=2).seed == 2 and config.limit == 5

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import dataclasses
+import difflib
+import functools
 import math
 import numbers
 import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal, get_args
+from typing import Any, Literal, get_args
 
 from .backends import ModelOptions, default_threads
 from .errors import InputError
@@ -260,3 +263,45 @@ class AuditConfig:
             return self.permutations
         wanted = math.ceil(10 * max(1, number_of_tests) / self.alpha)
         return min(MAX_PERMUTATIONS, max(MIN_PERMUTATIONS, wanted))
+
+
+# the command line's spellings that are no field, as a Python caller may try them
+_SPELT_ON_THE_COMMAND_LINE = {
+    "n": "limit",
+    "no_order": "ordered=False",
+    "model_path": "model",
+    "order": "ordered",
+    "json": None,
+    "output": None,
+    "csv": None,
+    "html": None,
+    "quiet": None,
+}
+
+
+def _explained_init(generated: Any) -> Any:
+    """The dataclass's ``__init__``, saying which field was meant for a keyword it has not (the
+    generated one says only "unexpected keyword argument 'no_order'")."""
+    names = [f.name for f in dataclasses.fields(AuditConfig)]
+
+    @functools.wraps(generated)
+    def __init__(self: AuditConfig, *args: Any, **kwargs: Any) -> None:
+        for keyword in kwargs:
+            if keyword in names:
+                continue
+            meant = _SPELT_ON_THE_COMMAND_LINE.get(keyword, "")
+            if meant is None:
+                hint = (
+                    "an output is no setting: save what audit() returns with "
+                    "contamcheck.report.to_json (to_html, to_csv)"
+                )
+            else:
+                close = [meant] if meant else difflib.get_close_matches(keyword, names, n=1)
+                hint = f"did you mean {close[0]}?" if close else f"its fields: {', '.join(names)}"
+            raise TypeError(f"AuditConfig has no setting {keyword!r}: {hint}")
+        generated(self, *args, **kwargs)
+
+    return __init__
+
+
+setattr(AuditConfig, "__init__", _explained_init(AuditConfig.__init__))  # noqa: B010 (assigned, mypy says a method can't be)

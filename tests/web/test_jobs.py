@@ -137,6 +137,7 @@ def test_audits_wait_in_line_and_run_one_at_a_time(client):
     assert waiting["status"] == "queued" and waiting["queue_position"] == 1 and waiting["ahead"] == 1
     page = client.get(f"/jobs/{second}").text
     assert "Waiting in line: 1 audit before this one, the running one included." in page
+    assert '<span class="badge status-queued">waiting (next)</span>' in client.get("/").text
     done_first, done_second = wait_for(client, first), wait_for(client, second)
     assert done_first["status"] == done_second["status"] == "done"
     assert done_first["finished_at"] <= done_second["started_at"]
@@ -434,6 +435,7 @@ def test_a_report_damaged_after_the_audit_says_why_on_every_address(open_client,
         assert response.status_code == 500 and "is not a JSON report" in response.text, address
         text = html.unescape(response.text)
         assert "This audit's report can't be read" in text and "Run the audit again" in text
+        assert ("<footer" in text) is (address != "view")  # the frame's answer is no site page
     assert restarted.get(f"/jobs/{job_id}").status_code == 200  # its page, with Run again and Delete
 
 

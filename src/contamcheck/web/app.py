@@ -20,6 +20,7 @@ Endpoints::
 from __future__ import annotations
 
 import contextlib
+import html
 import threading
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Iterator
@@ -173,16 +174,21 @@ def create_app(
     @app.exception_handler(ReportUnreadable)
     async def unreadable(request: Request, exc: Exception) -> Response:
         """A saved report that no longer reads (edited, cut short): its message, not a bare 500."""
+        title = "This audit's report can't be read"
+        hint = (
+            "The file was changed or damaged after the audit finished. Run the audit again from "
+            "its page (the evidence cache keeps what it computed), or delete it."
+        )
         if request.url.path.startswith("/api/"):
             return JSONResponse({"detail": str(exc)}, status_code=500)
-        return page(
-            "problem.html.j2",
-            500,
-            title="This audit's report can't be read",
-            message=str(exc),
-            hint="The file was changed or damaged after the audit finished. Run the audit again from "
-            "its page (the evidence cache keeps what it computed), or delete it.",
-        )
+        if request.url.path.endswith("/view"):  # shown in the job page's frame: no page in a page
+            said = "".join(f"<p>{html.escape(text)}</p>" for text in (f"{title}: {exc}", hint))
+            response = HTMLResponse(
+                f'<!DOCTYPE html><html lang="en"><meta charset="utf-8">{said}</html>', 500
+            )
+            response.headers["content-security-policy"] = REPORT_POLICY
+            return response
+        return page("problem.html.j2", 500, title=title, message=str(exc), hint=hint)
 
     @app.exception_handler(StarletteHTTPException)
     async def no_route(request: Request, exc: Exception) -> Response:
