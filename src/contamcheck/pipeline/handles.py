@@ -7,6 +7,7 @@ import gc
 import re
 from collections.abc import Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -67,6 +68,7 @@ class ModelHandle:
         self._model: LanguageModel | None = None
         self._identity = self.description.identity
         self._num_parameters: int | None = None
+        self._stored: dict[str, Any] | None = None  # what the load put in the store about the model
 
     @property
     def namespace(self) -> str:
@@ -88,8 +90,8 @@ class ModelHandle:
             self.loaded = True
             self._identity = self._identity or self._model.identity
             self._num_parameters = self._model.num_parameters()
-            info = {"num_parameters": self._num_parameters, "name": self.description.name}
-            self.store.put_model_info(self.namespace, info)
+            self._stored = {"num_parameters": self._num_parameters, "name": self.description.name}
+            self.store.put_model_info(self.namespace, self._stored)
         return self._model
 
     @property
@@ -100,6 +102,9 @@ class ModelHandle:
                 self._num_parameters = stored.get("num_parameters")
             elif self.backend != "fake":
                 self.get()
+        if self._stored is not None and self.store.get_model_info(self.namespace) is None:
+            # the cache was cleared since the load: the evidence stored since goes with its name again
+            self.store.put_model_info(self.namespace, self._stored)
         return ModelInfo(
             spec=self.spec,
             name=self.description.name,
