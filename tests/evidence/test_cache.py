@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from contamcheck import pipeline
+from contamcheck import AuditConfig, pipeline
 from contamcheck.backends import TokenStats
 from contamcheck.cli import main
 from contamcheck.errors import InputError
@@ -291,19 +291,45 @@ def audited_cache(folder: Path) -> Path:
 
 def test_cache_info_reads_and_changes_nothing(tmp_path, capsys):
     database = audited_cache(tmp_path / "cache")
-    before = database.read_bytes()
+    files = {path.name: path.read_bytes() for path in database.parent.iterdir() if path.is_file()}
     capsys.readouterr()
     assert main(["cache", "info", "--cache", str(tmp_path / "cache")]) == 0
     assert "fake:clean" in capsys.readouterr().out
-    assert database.read_bytes() == before
+    # a closed cache is read as an immutable file: not even SQLite's log and index files appear
+    assert {path.name: path.read_bytes() for path in database.parent.iterdir() if path.is_file()} == files
+
+
+def writer_with_a_log(database: Path) -> sqlite3.Connection:
+    """A connection that has written entries into the write-ahead log, not yet into the file (an
+    audit running, or one cut off)."""
+    writer = sqlite3.connect(database, isolation_level=None)
+    writer.execute("PRAGMA wal_autocheckpoint=0")
+    writer.execute(
+        "INSERT INTO evidence (namespace, key, kind, value, created) VALUES ('m|x', 'k', 'text', x'00', 0)"
+    )
+    assert Path(f"{database}-wal").stat().st_size > 0
+    return writer
+
+
+def test_cache_info_counts_what_an_audit_still_running_wrote(tmp_path, capsys):
+    database = audited_cache(tmp_path / "cache")
+    capsys.readouterr()
+    writer = writer_with_a_log(database)
+    try:
+        models = EvidenceCache.inspect(database.parent)["models"]
+    finally:
+        writer.close()
+    assert "m|x" in [entry["namespace"] for entry in models]  # read from the log
 
 
 def test_cache_info_reads_a_cache_it_cannot_open_for_writing(tmp_path, capsys, monkeypatch):
-    """A read-only folder can't hold WAL's shared-memory file, so SQLite refuses even a read-only
-    connection there (the black-box pass: exit 2, "not writable"); info then reads it as immutable.
-    Simulated, since root (as in CI) may write anywhere."""
+    """A folder this user can't write can't hold SQLite's index of a write-ahead log, so a
+    read-only connection fails there (the black-box pass: exit 2, "not writable"); info then
+    reads the file as immutable and says the log's entries are not counted. Simulated, since root
+    (as in CI) may write anywhere."""
     database = audited_cache(tmp_path / "shared")
     capsys.readouterr()
+    writer = writer_with_a_log(database)
     connect = sqlite3.connect
     tried: list[str] = []
 
@@ -314,11 +340,30 @@ def test_cache_info_reads_a_cache_it_cannot_open_for_writing(tmp_path, capsys, m
         return connect(target, *args, **kwargs)
 
     monkeypatch.setattr(sqlite3, "connect", read_only_folder)
-    assert main(["cache", "info", "--cache", str(tmp_path / "shared")]) == 0
+    try:
+        assert main(["cache", "info", "--cache", str(tmp_path / "shared")]) == 0
+    finally:
+        writer.close()
     out, err = capsys.readouterr()
     assert "fake:clean" in out and "entries" in out and err == ""
+    assert "(not all: the entries of the audit that is running, or was cut off, are not counted" in out
     assert [t.rsplit("?", 1)[1] for t in tried] == ["mode=ro", "immutable=1"]
     assert database.is_file() and not list(database.parent.glob("*.damaged-*"))
+
+
+def test_cache_info_says_a_file_it_may_not_open_is_not_a_damaged_one(tmp_path, capsys, monkeypatch):
+    """Its permissions, not damage: the next audit would refuse it, not set it aside (review)."""
+    audited_cache(tmp_path / "cache")
+    capsys.readouterr()
+
+    def refused(target, *args, **kwargs):
+        raise sqlite3.OperationalError("unable to open database file")
+
+    monkeypatch.setattr(sqlite3, "connect", refused)
+    assert main(["cache", "info", "--cache", str(tmp_path / "cache")]) == 0
+    out = capsys.readouterr().out
+    assert "can't be opened (unable to open database file): check its owner and permissions" in out
+    assert "moves it aside" not in out
 
 
 @pytest.mark.skipif(os.geteuid() == 0, reason="root may write to a folder without write permission")
@@ -342,3 +387,20 @@ def test_cache_info_on_a_file_that_is_no_database_says_so_and_leaves_it(tmp_path
     assert "unreadable (file is not a database)" in out and "the next audit moves it aside" in out
     assert [p.name for p in folder.iterdir()] == ["evidence.sqlite3"]
     assert (folder / "evidence.sqlite3").read_text() == "junk\n"
+
+
+def test_evidence_stored_after_a_clear_during_the_audit_keeps_the_models_name(tmp_path):
+    """`contamcheck cache clear` while an audit runs: its later evidence was listed by `cache info`
+    under an internal id ("fake:c9d7…", "gguf:b179…"), the name having gone with the clear."""
+    folder = tmp_path / "cache"
+    cleared: list[str] = []
+
+    def clear_once(label: str, done: int, total: int) -> None:
+        if label == "model: scoring" and done and not cleared:
+            EvidenceCache(folder).clear()
+            cleared.append(label)
+
+    config = AuditConfig(model="fake:clean", benchmark="sample", limit=40, cache=str(folder), tests=["min-k"])
+    pipeline.audit(config, progress=clear_once)
+    assert cleared
+    assert [entry["model"] for entry in EvidenceCache.inspect(folder)["models"]] == ["fake:clean"]

@@ -321,3 +321,33 @@ def test_generations_finished_before_a_stop_are_kept_and_not_generated_again():
     assert [len(a) for a in asked] == [3]  # the same batch of eight, three of it generated
     assert (engine.stats.from_store, engine.stats.computed) == (5, 3)
     assert {p: evidence.generation(p, 3) for p in prompts} == expected
+
+
+def test_parts_kept_before_an_out_of_memory_are_not_generated_again_in_the_halves():
+    """A batch that runs out of memory after some of its parts is run again in halves; the parts
+    it finished are known to them (found in review: 12 texts generated for 8 prompts)."""
+    generated: list[str] = []
+
+    class PartsThenOOM(FakeModel):
+        def generate(self, prompts, max_new_tokens, chat=False, on_progress=None, **kept):
+            known, on_texts = kept.get("known") or {}, kept.get("on_texts")
+            texts = []
+            for start in range(0, len(prompts), 2):  # parts of two, as the transformers backend splits
+                if len(prompts) > 4 and start >= 4:
+                    raise RuntimeError("CUDA out of memory")
+                part = range(start, min(start + 2, len(prompts)))
+                if all(i in known for i in part):
+                    texts += [known[i] for i in part]
+                    continue
+                made = {i: self._continue(prompts[i], max_new_tokens[i]) for i in part}
+                generated.extend(prompts[i] for i in part)
+                if on_texts is not None:
+                    on_texts(made)
+                texts += list(made.values())
+            return texts
+
+    prompts = [f"Mia buys {n} apples" for n in range(10, 18)]
+    engine = EvidenceEngine(PartsThenOOM, "m", MemoryStore(), 2, generation_batch_size=8)
+    evidence = engine.compute([GenerateRequest(p, 3) for p in prompts], "model")
+    assert sorted(generated) == sorted(prompts)  # each once
+    assert all(evidence.generation(p, 3) == FakeModel()._continue(p, 3) for p in prompts)

@@ -338,7 +338,7 @@ def test_changing_an_audit_of_an_uploaded_file_asks_for_the_file_again(client):
     job_id = start_job(client, files=files, limit="5", tests="min-k")
     wait_for(client, job_id)
     page = client.get(f"/?again={job_id}").text
-    assert 'id="uploaded-again"' in page and "mine.jsonl (benchmark)" in page
+    assert 'id="uploaded-again"' in page and "uploaded benchmark file, mine.jsonl." in page
     builtin = start_job(client, limit="5", tests="min-k")  # a built-in benchmark needs no notice
     wait_for(client, builtin)
     assert 'id="uploaded-again"' not in client.get(f"/?again={builtin}").text
@@ -359,6 +359,7 @@ def test_changing_an_audit_with_an_uploaded_control_file_asks_for_it_or_its_remo
     wait_for(client, job_id)
     page = client.get(f"/?again={job_id}").text
     assert '<input type="checkbox" name="control_again" value="late.jsonl" checked>' in page
+    assert 'id="uploaded-again"' not in page  # the benchmark was a built-in: no notice under it
     refused = submit(client, control_again="late.jsonl", limit="10", tests="min-k")
     assert refused.status_code == 400 and "used &#39;late.jsonl&#39;" in refused.text
     assert 'name="control_again" value="late.jsonl" checked' in refused.text  # still offered
@@ -381,6 +382,10 @@ def test_a_relative_path_is_kept_as_the_file_it_named(client, tmp_path, monkeypa
     monkeypatch.chdir(tmp_path / "files")
     rerun = post_form(client, f"/jobs/{job_id}/rerun")
     assert wait_for(client, rerun.headers["location"].rsplit("/", 1)[1])["status"] == "done"
+    (tmp_path / "files" / "current.jsonl").symlink_to("mine.jsonl")  # a link stays the link typed
+    linked = start_job(client, benchmark_path="current.jsonl", limit="5", tests="min-k")
+    assert client.app.state.store.get(linked).benchmark_label == str(tmp_path / "files" / "current.jsonl")
+    wait_for(client, linked)
 
 
 @pytest.mark.parametrize(
@@ -567,7 +572,8 @@ def test_a_control_file_with_its_own_column_is_uploaded_with_the_form(client):
     report = client.get(f"/jobs/{job_id}/report.json").json()
     assert report["control"]["kind"] == "file" and report["control"]["n_controls"] == 20
     again = client.get(f"/?again={job_id}").text
-    assert 'name="control_field" type="text" value="prob"' in again and 'id="uploaded-again"' in again
+    assert 'name="control_field" type="text" value="prob"' in again
+    assert 'name="control_again" value="late.jsonl" checked' in again
     without_file = submit(client, limit="10", tests=["min-k"], control_field="prob")  # not chosen again
     assert without_file.status_code == 400
     assert "choose the control file (again, when changing an earlier audit)" in without_file.text

@@ -332,10 +332,12 @@ class ServerModel:
         try:
             while pending:
                 done, pending = wait(pending, return_when=FIRST_COMPLETED)
-                for future in done:
-                    result = future.result()  # raises the first failure
-                    if on_done is not None:
-                        on_done(position[future], result)
+                failed = [future for future in done if future.exception() is not None]
+                for future in sorted(set(done) - set(failed), key=position.__getitem__):
+                    if on_done is not None:  # what came back is handed on, even beside a failure
+                        on_done(position[future], future.result())
+                for future in failed:
+                    future.result()  # raises the first failure
                 if on_progress is not None:
                     on_progress(len(futures) - len(pending))  # raises when the audit is cancelled
         except BaseException:

@@ -124,7 +124,7 @@ def _same_file(path: Path, other: str) -> bool:
         return False
 
 
-def show_report(report: Report, options: dict[str, Any], audited: bool = True) -> None:
+def show_report(report: Report, options: dict[str, Any], *, audited: bool = True) -> None:
     """Write and print a report as the output options say: every file rendered before any is
     written, so a report that fails to render leaves none of them half done (``audited``: just
     audited, not a saved report rendered again)."""
@@ -140,7 +140,7 @@ def show_report(report: Report, options: dict[str, Any], audited: bool = True) -
 
         texts[options["html_file"]] = to_html(report)
     for path, text in texts.items():
-        io.write_atomic(path, text, audited)
+        io.write_atomic(path, text, audited=audited)
     if options["as_json"]:
         write_stdout(io.to_json(report))
     elif not options["quiet"]:
@@ -173,8 +173,12 @@ def show_cache(folder: str | None) -> int:
                 "one; `contamcheck cache clear` deletes it"
             )
         )
+    elif "unopened" in summary:
+        console.print(escape(f"    can't be opened ({summary['unopened']}): check its owner and permissions"))
     elif not summary["models"]:
         console.print("    no evidence stored")
+    if "stale" in summary:
+        console.print(escape(f"    (not all: {summary['stale']})"))
     names = Counter(entry["model"] for entry in summary["models"])
     for entry in summary["models"]:
         # one name, several identities (a server's model changed, other settings): tell them apart

@@ -316,31 +316,49 @@ class EvidenceCache:
 
     @staticmethod
     def inspect(folder: str | Path | None = None) -> dict[str, Any]:
-        """:meth:`summary` of the cache in ``folder`` read only: nothing is created, moved or written
-        (``cache info`` on a shared, read-only or damaged cache). A database that can't be read is
-        said in ``"unreadable"``, with no models; an audit sets such a file aside and starts anew."""
+        """:meth:`summary` of the cache in ``folder``, read only: nothing is moved or written
+        (``cache info`` on a shared, read-only or damaged cache). A closed cache is read as an
+        immutable file, which creates nothing; one with a write-ahead log (an audit running, or one
+        cut off) read-only, which reads the log too (SQLite may add its index file beside it), and
+        where that can't be opened (a folder that can't be written) as immutable, with a note in
+        ``"stale"`` that the log's entries are not counted. A file that is no cache of ours is said
+        in ``"unreadable"`` (an audit sets it aside and starts anew), one that can't be opened (its
+        permissions) in ``"unopened"``; both with no models."""
         where = cache_folder(folder)
         if where.exists() and not where.is_dir():
             raise InputError(f"The cache folder {str(where)!r} is a file. {cache_remedy(folder, False)}")
         path = where / FILE_NAME
         if not path.is_file():
-            return {**_summarise(None, where), "path": str(path)}
+            return _summarise(None, where)
         uri = path.absolute().as_uri()
+        log = Path(f"{path}-wal")
+        logged = log.is_file() and log.stat().st_size > 0
+        notes: dict[str, str] = {}
         db: sqlite3.Connection | None = None
         try:
-            # read-only; a folder that can't be written can't hold WAL's shared-memory file: immutable
             try:
-                db = sqlite3.connect(f"{uri}?mode=ro", uri=True, timeout=BUSY_TIMEOUT_S)
+                db = sqlite3.connect(
+                    f"{uri}?{'mode=ro' if logged else 'immutable=1'}", uri=True, timeout=BUSY_TIMEOUT_S
+                )
                 db.execute("SELECT 1 FROM sqlite_master").fetchone()
-            except sqlite3.OperationalError:
+            except sqlite3.OperationalError as exc:
                 if db is not None:
                     db.close()
+                    db = None
+                if not logged or "unable to open" not in str(exc):
+                    raise
                 db = sqlite3.connect(f"{uri}?immutable=1", uri=True)
+                notes["stale"] = (
+                    "the entries of the audit that is running, or was cut off, are not counted (its "
+                    "write-ahead log can't be read from a folder this user can't write)"
+                )
             version = db.execute("PRAGMA user_version").fetchone()[0]
             if version not in (0, SCHEMA_VERSION):
                 raise sqlite3.DatabaseError(f"cache schema {version}, this contamcheck uses {SCHEMA_VERSION}")
-            return _summarise(db, where)
-        except sqlite3.DatabaseError as exc:
+            return {**_summarise(db, where), **notes}
+        except sqlite3.OperationalError as exc:  # locked past the timeout, or not ours to open
+            return {**_summarise(None, where), "unopened": str(exc)}
+        except sqlite3.DatabaseError as exc:  # not a database, or another schema
             return {**_summarise(None, where), "unreadable": str(exc)}
         finally:
             if db is not None:

@@ -1,17 +1,17 @@
 """Computing evidence: each (model, request) once, in deterministic length-sorted batches.
 
 Tests declare what they need; the engine dedupes the requests across tests, sorts them by length
-(so a batch wastes little on padding), cuts fixed batches, and asks the store first. A batch with
-anything missing is computed whole and its new texts stored in one transaction; the plan depends
-only on the requests, never on what is already stored, so an interrupted audit resumes with the
-very same batches and reaches the very same numbers. Generation, slow, is kept part by part: the
-backend hands on each part of a batch as it finishes it (stored at once), and a resumed batch
-generates only the parts not known whole, in the same parts (``LanguageModel.generate``'s
-``known``). The model is loaded only if some batch is
-missing. What the store holds wins: a text computed beside other texts can differ in the last
-float32 digit, and an audit that stored it first must not see its numbers move when another audit
-(or another process sharing the cache) scores it again, so only new texts are stored, never
-replaced, and the values used are read back from the store.
+(so a batch wastes little on padding), cuts fixed batches, and asks the store first. A scoring
+batch with anything missing is computed whole and its new texts stored in one transaction; the plan
+depends only on the requests, never on what is already stored, so an interrupted audit resumes
+with the very same batches and reaches the very same numbers. Generation, slow, is kept part by
+part: the backend hands on each part of a batch as it finishes it (stored at once), and a resumed
+batch generates only the parts not known whole, in the same parts (``LanguageModel.generate``'s
+``known``). The model is loaded only if some batch is missing. What the store holds wins: a text
+computed beside other texts can differ in the last float32 digit, and an audit that stored it first
+must not see its numbers move when another audit (or another process sharing the cache) scores it
+again, so only new texts are stored, never replaced, and the values used are read back from the
+store.
 """
 
 from __future__ import annotations
@@ -180,7 +180,14 @@ class EvidenceEngine:
     ) -> dict[str, Value]:
         model = self._model()
         started = time.perf_counter()
-        results = [_as_float32(v) for v in _run_halving(model, batch, self.stats, tick, known or {}, keep)]
+        kept = dict(known or {})  # grows as parts finish: halves after an out-of-memory skip them too
+
+        def remember(values: dict[str, Value]) -> None:
+            kept.update({key: value for key, value in values.items() if isinstance(value, str)})
+            if keep is not None:
+                keep(values)
+
+        results = [_as_float32(v) for v in _run_halving(model, batch, self.stats, tick, kept, remember)]
         self.stats.compute_seconds += time.perf_counter() - started
         self.stats.batches_computed += 1
         for value in results:

@@ -109,13 +109,14 @@ def audit(
 @contextlib.contextmanager
 def _torch_threads_kept() -> Iterator[None]:
     """torch's thread count as the caller had it, after an audit that set its own (``--threads``);
-    nothing to keep where the caller has not imported torch."""
+    nothing to keep where the caller has not imported torch. The count is the process's: audits in
+    two threads at once set it for each other, as any two torch users would."""
     torch = sys.modules.get("torch")
-    before = torch.get_num_threads() if torch is not None else None
+    before = torch.get_num_threads() if torch is not None else 0
     try:
         yield
     finally:
-        if torch is not None and before is not None and torch.get_num_threads() != before:
+        if torch is not None and torch.get_num_threads() != before:
             torch.set_num_threads(before)
 
 

@@ -47,7 +47,7 @@ def check_writable(path: str | Path, flag: str) -> Path:
     return target
 
 
-def write_atomic(path: str | Path, text: str, audited: bool = True) -> None:
+def write_atomic(path: str | Path, text: str, *, audited: bool = True) -> None:
     """Write ``text`` to a temporary file beside ``path`` and rename it into place.
 
     Through a symbolic link, the file it points to is replaced, not the link; a device or a pipe

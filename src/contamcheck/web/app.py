@@ -397,7 +397,8 @@ def prepare(
             benchmark = keep(benchmark_file, "Benchmark file")
             label = Path(benchmark_file.filename.replace("\\", "/")).name[:200]
         elif values.benchmark_path:
-            benchmark = label = absolute_if_local(values.benchmark_path)
+            typed = values.benchmark_path
+            benchmark = label = typed if typed in BUILTINS else absolute_if_local(typed)
         elif values.benchmark == CHOOSE_AGAIN:
             raise InputError(
                 "Benchmark: the audit you are changing used an uploaded file, and a form can't keep "

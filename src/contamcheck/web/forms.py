@@ -9,6 +9,7 @@ only ever read, by the audit, as it would be from the command line.
 from __future__ import annotations
 
 import dataclasses
+import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -43,7 +44,8 @@ class FormValues:
     model: str = ""
     benchmark: str = "sample"  # a built-in name (the select)
     benchmark_path: str = ""  # or a file path / hf: spec typed in
-    # files the audit being changed uploaded: a form can't hold a file, so they must be chosen again
+    # the benchmark file the audit being changed uploaded: a form can't hold a file, so it must be
+    # chosen again
     uploaded: list[str] = dataclasses.field(default_factory=list)
     control_again: str = ""  # the control file that audit uploaded: choose it again, or untick to drop it
     field: str = ""
@@ -95,9 +97,7 @@ class FormValues:
         """The form as it was for a stored job (an uploaded file has to be chosen again)."""
         builtin = config.benchmark in BUILTINS
         uploaded_benchmark = not builtin and benchmark_label != config.benchmark
-        uploaded = [f"{benchmark_label} (benchmark)"] if uploaded_benchmark else []
-        if config.control is not None and control_label is not None:
-            uploaded.append(f"{control_label} (control questions)")
+        uploaded = [benchmark_label] if uploaded_benchmark else []  # a control file: control_again
         return cls(
             uploaded=uploaded,
             control_again=control_label if config.control is not None and control_label else "",
@@ -192,16 +192,17 @@ def build_config(
 
 
 def absolute_if_local(spec: str) -> str:
-    """A relative path typed into the form that names a file or folder here, as an absolute path: a
-    job stored with it reads the same file when run again from a server started elsewhere. Names
-    that are not paths (built-ins, Hub ids with no such folder here, ``pkg:``, ``hf:``) stay."""
-    if spec in BUILTINS or spec in ("auto", "none") or spec.startswith(("hf:", "pkg:", "openai:", "fake:")):
+    """A relative path typed into the form that names a file or folder here, as an absolute path
+    (links kept as typed): a job stored with it reads the same file when run again from a server
+    started elsewhere. Names that are not paths here (Hub ids with no such folder, ``pkg:``,
+    ``hf:``) stay; so does a built-in benchmark's name, which the caller does not pass."""
+    if spec in ("auto", "none") or spec.startswith(("hf:", "pkg:", "openai:", "fake:")):
         return spec
     path = Path(spec)
     if path.is_absolute() or spec.startswith("~"):
         return spec
     try:
-        return str(path.resolve()) if path.exists() else spec
+        return os.path.abspath(spec) if path.exists() else spec
     except OSError:  # a name too long for a file: AuditConfig says so
         return spec
 
