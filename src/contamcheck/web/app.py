@@ -418,8 +418,8 @@ def prepare(
         config = build_config(values, benchmark, control)
         check_inputs(config)  # what the audit would refuse at once, refused before it waits in line
         # Files are read now, so that a wrong path, field or format shows in the form at once; an
-        # upload is named as the person chose it, not by where the server keeps it. So is the
-        # bundled sample (a field it lacks); a Hub dataset is the audit's to fetch.
+        # upload is named as the person chose it, not by where the server keeps it. The bundled
+        # sample is read too (a column it lacks); a Hub dataset is the audit's to fetch.
         with named_as_uploaded(benchmark, label if benchmark_file is not None else None):
             bundled = benchmark in BUILTINS and BUILTINS[benchmark].dataset is None
             if bundled or (benchmark not in BUILTINS and not benchmark.startswith("hf:")):
