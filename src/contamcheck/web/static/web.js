@@ -11,6 +11,7 @@
     label.className = "label";
     label.textContent = stage.label;
     const bar = document.createElement("progress");
+    bar.setAttribute("aria-label", stage.label);  // read out with its step, not as a bare bar
     const count = document.createElement("span");
     count.className = "count";
     if (stage.total > 0) {
