@@ -413,32 +413,25 @@ class _Transaction:
 
 def _summarise(db: sqlite3.Connection | None, folder: Path) -> dict[str, Any]:
     """Evidence entries per model in ``db`` (none without one) and the bytes of each part of ``folder``."""
-    per_model = []
     rows = (
         db.execute(
-            "SELECT namespace, COUNT(*), MIN(created), MAX(created) FROM evidence "
-            "GROUP BY namespace ORDER BY MAX(created) DESC"
+            "SELECT e.namespace, COUNT(*), MIN(e.created), MAX(e.created), m.info FROM evidence e "
+            "LEFT JOIN models m ON m.namespace = e.namespace "
+            "GROUP BY e.namespace ORDER BY MAX(e.created) DESC"
         ).fetchall()
-        if db is not None and _has_table(db, "evidence")
+        if db is not None and _has_table(db, "evidence") and _has_table(db, "models")
         else []
     )
-    has_models = db is not None and _has_table(db, "models")
-    for namespace, count, first, last in rows:
-        row = (
-            db.execute("SELECT info FROM models WHERE namespace = ?", (namespace,)).fetchone()
-            if db is not None and has_models
-            else None
-        )
-        info = json.loads(row[0]) if row else {}
-        per_model.append(
-            {
-                "model": info.get("name", namespace.split("|")[0]),
-                "namespace": namespace,
-                "entries": count,
-                "first": first,
-                "last": last,
-            }
-        )
+    per_model = [
+        {
+            "model": (json.loads(info) if info else {}).get("name", namespace.split("|")[0]),
+            "namespace": namespace,
+            "entries": count,
+            "first": first,
+            "last": last,
+        }
+        for namespace, count, first, last, info in rows
+    ]
     size = sum(p.stat().st_size for p in folder.glob(FILE_NAME + "*") if p.is_file())
     derived = {name: {"bytes": tree_size(folder / name), "count": _count(folder / name)} for name in DERIVED}
     return {"path": str(folder / FILE_NAME), "bytes": size, "models": per_model, **derived}

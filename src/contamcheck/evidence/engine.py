@@ -132,10 +132,7 @@ class EvidenceEngine:
                         self._model()
                         self.progress(step, done, total)
                         started = True
-                    # what a stopped audit kept of this batch's generations is not generated again,
-                    # and what is generated is stored part by part, as the backend finishes it
-                    kept = {k: v for k, v in found.items() if isinstance(v, str)}
-                    computed = self._compute_batch(batch, self._ticks(step, done, total), kept, self._keep)
+                    computed = self._compute_batch(batch, self._ticks(step, done, total), found)
                     self.stats.computed += len(keys) - len(found)
                     self.store.put_many(self.namespace, {k: v for k, v in computed.items() if k not in found})
                     # the store's values win; a value the store no longer has (the cache cleared
@@ -168,26 +165,21 @@ class EvidenceEngine:
 
         return tick
 
-    def _keep(self, values: dict[str, Value]) -> None:
-        self.store.put_many(self.namespace, values)
-
     def _compute_batch(
-        self,
-        batch: Sequence[Request],
-        tick: Tick | None = None,
-        known: Mapping[str, str] | None = None,
-        keep: Keep | None = None,
+        self, batch: Sequence[Request], tick: Tick | None = None, found: Mapping[str, Value] | None = None
     ) -> dict[str, Value]:
         model = self._model()
         started = time.perf_counter()
-        kept = dict(known or {})  # grows as parts finish: halves after an out-of-memory skip them too
+        # what a stopped audit kept of this batch's generations (``found``) is not generated again,
+        # and what is generated is stored part by part, as the backend finishes it; the parts kept
+        # grow, so the halves after an out-of-memory skip them too
+        known = {key: value for key, value in (found or {}).items() if isinstance(value, str)}
 
-        def remember(values: dict[str, Value]) -> None:
-            kept.update({key: value for key, value in values.items() if isinstance(value, str)})
-            if keep is not None:
-                keep(values)
+        def keep(values: dict[str, Value]) -> None:
+            known.update({key: value for key, value in values.items() if isinstance(value, str)})
+            self.store.put_many(self.namespace, values)
 
-        results = [_as_float32(v) for v in _run_halving(model, batch, self.stats, tick, kept, remember)]
+        results = [_as_float32(v) for v in _run_halving(model, batch, self.stats, tick, known, keep)]
         self.stats.compute_seconds += time.perf_counter() - started
         self.stats.batches_computed += 1
         for value in results:
