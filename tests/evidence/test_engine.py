@@ -218,6 +218,7 @@ def test_progress_moves_inside_a_generation_batch_and_never_backwards():
     assert done == sorted(done) and done[0] == 0 and done[-1] == 8
     assert set(range(1, 9)) <= set(done)  # every finished prompt showed, not only whole batches
     assert {total for _, total in seen} == {8}
+    assert len(done) == len(set(done))  # each count once: a batch's last part is its end
 
 
 def test_out_of_memory_on_one_text_is_a_clear_runtime_failure():

@@ -85,8 +85,15 @@ class EvidenceEngine:
         self.store = store
         self.batch_size = max(1, batch_size)
         self.generation_batch_size = max(1, generation_batch_size or batch_size)
-        self.progress = progress or (lambda label, done, total: None)
+        self._progress = progress or (lambda label, done, total: None)
+        self._said: tuple[str, int, int] | None = None
         self.stats = EngineStats()
+
+    def progress(self, label: str, done: int, total: int) -> None:
+        """Tells the callback, once: a batch's last part and the batch's end report the same count."""
+        if (label, done, total) != self._said:
+            self._said = (label, done, total)
+            self._progress(label, done, total)
 
     def compute(
         self, requests: Iterable[Request], label: str, check: Callable[[dict[str, Value]], None] | None = None
