@@ -16,6 +16,7 @@ from webhelpers import (
     CHEATER,
     SAMPLE,
     csrf_token,
+    form,
     post_form,
     start_job,
     status,
@@ -219,6 +220,26 @@ def test_past_audits_survive_a_restart(open_client):
     # A form from before the restart carries the old token: refused, with a way out.
     response = restarted.post(f"/jobs/{job_id}/rerun", data={"csrf_token": "old"})
     assert response.status_code == 403 and "Reload the page" in response.text
+
+
+def test_a_form_from_before_a_restart_comes_back_filled_in_and_then_works(open_client):
+    before = open_client()
+    old_token, old_cookies = csrf_token(before), dict(before.cookies)
+    stop(before)
+
+    restarted = open_client()
+    restarted.cookies.update(old_cookies)  # the browser still holds the old server's cookie
+    typed = form(model=CHEATER, limit="7", alpha="0.01")
+    response = restarted.post("/jobs", data={"csrf_token": old_token, **typed}, follow_redirects=False)
+    assert response.status_code == 403 and "nothing was started" in response.text
+    assert restarted.get("/api/jobs").json() == []
+    page = response.text
+    assert f'value="{html.escape(CHEATER)}"' in page and 'value="7"' in page and 'value="0.01"' in page
+    fresh = re.search(r'name="csrf_token" value="([^"]+)"', page)
+    assert fresh is not None and fresh.group(1) != old_token
+    # the page came with the new server's cookie: sent again as it is, the form starts the audit
+    again = restarted.post("/jobs", data={"csrf_token": fresh.group(1), **typed}, follow_redirects=False)
+    assert again.status_code == 303
 
 
 def test_an_audit_cut_off_by_a_stop_is_interrupted_and_can_run_again(open_client, data_dir):

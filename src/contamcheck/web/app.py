@@ -58,7 +58,15 @@ from .forms import (
     megabytes,
 )
 from .jobs import AuditFunction, JobRecord, JobRunner, JobStore
-from .security import CSRF_FIELD, CSRF_HEADER, STALE_TOKEN, BodyTooLarge, CsrfToken, LocalOnly
+from .security import (
+    CSRF_FIELD,
+    CSRF_HEADER,
+    STALE,
+    STALE_TOKEN,
+    BodyTooLarge,
+    CsrfToken,
+    LocalOnly,
+)
 
 DEFAULT_MAX_UPLOAD_MB = 25
 RENDERED_KEPT = 8  # HTML reports kept rendered in memory
@@ -74,6 +82,13 @@ DOWNLOADS = {
     "csv": "text/csv; charset=utf-8",
     "html": "text/html; charset=utf-8",
 }
+
+
+STALE_FORM = (
+    "This form's security token is out of date (the server has restarted since the page was loaded, "
+    "or the page came from another server), so nothing was started. What you entered is kept below: "
+    "choose any file again and press Start audit."
+)
 
 
 class TokenRejected(Exception):
@@ -224,9 +239,12 @@ def create_app(
             form = await request.form(max_files=2, max_fields=60)
         except StarletteHTTPException as exc:  # a part over 1 MB, too many fields: nothing was read
             return front_page(FormValues(), f"The form could not be read: {exc.detail}", 400)
-        require_token(form.get(CSRF_FIELD) or request.headers.get(CSRF_HEADER))
         tests = [value for value in form.getlist("tests") if isinstance(value, str)]
         values = FormValues.from_form({k: v for k, v in form.items() if isinstance(v, str)}, tests)
+        candidate = form.get(CSRF_FIELD) or request.headers.get(CSRF_HEADER)
+        if request.scope.get(STALE) or not (isinstance(candidate, str) and token.matches(candidate)):
+            # nothing is started; the page comes back filled in, with a token that works
+            return front_page(values, STALE_FORM, 403)
         try:
             benchmark_file = await _read_upload(form, "benchmark_file", max_upload_bytes)
             control_file = await _read_upload(form, "control_file", max_upload_bytes)
