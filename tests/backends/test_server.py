@@ -50,6 +50,7 @@ def test_nothing_listening_is_a_clear_load_error(capsys):
     assert main([url, "sample", "-n", "20"]) == 3
     err = capsys.readouterr().err
     assert "Can't reach the server" in err and "Traceback" not in err
+    assert f"connecting to {url}: failed" in err  # the step that failed has a line of its own
 
 
 def test_a_server_that_never_answers_stops_the_audit(monkeypatch, capsys):

@@ -63,12 +63,27 @@ class ModelHandle:
         self.store = store
         self.progress = progress
         self.backend = backend_name(spec)
-        self.description = describe_model(spec, options, store.file_digest)
+        self.description = self._describe()
         self.loaded = False
         self._model: LanguageModel | None = None
         self._identity = self.description.identity
         self._num_parameters: int | None = None
         self._stored: dict[str, Any] | None = None  # what the load put in the store about the model
+
+    def _describe(self) -> ModelDescription:
+        """What the model is. A server is asked (its model list, a probe text): a step of its own,
+        so that one that can't be reached ends a line the progress started."""
+        if self.backend != "openai":
+            return describe_model(self.spec, self.options, self.store.file_digest)
+        label = f"connecting to {self.spec}"
+        self.progress(label, 0, 0)
+        try:
+            description = describe_model(self.spec, self.options, self.store.file_digest)
+        except Exception:
+            self.progress(label, 0, FAILED)
+            raise
+        self.progress(label, 1, 1)
+        return description
 
     @property
     def namespace(self) -> str:
