@@ -105,6 +105,69 @@ def test_log_probs_read_one_position_late_are_refused():
     assert not reads_late(short, late["continued"], " not its last token")  # another tokenization
 
 
+class _Recorded(http.server.BaseHTTPRequestHandler):
+    """Answers every echo with vLLM's recorded echo of the probe, one log-prob replaced by ``bad``;
+    ``models`` is its model list."""
+
+    bad: ClassVar[object] = None
+    models: ClassVar[list[dict[str, object]]] = [{"id": "m"}]
+
+    def log_message(self, *_: object) -> None:
+        pass
+
+    def _reply(self, body: object) -> None:
+        data = json.dumps(body).encode()  # NaN and Infinity as Python writes them, as some servers do
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def do_GET(self) -> None:
+        self._reply({"data": self.models})
+
+    def do_POST(self) -> None:
+        self.rfile.read(int(self.headers["Content-Length"]))
+        probe = {key: list(values) for key, values in ECHOES["vllm"]["probe"].items()}
+        probe["token_logprobs"][5] = self.bad
+        text = "".join(probe["tokens"])
+        self._reply({"choices": [{"text": text, "logprobs": probe}], "usage": {"prompt_tokens": 59}})
+
+
+@pytest.fixture
+def recorded() -> Iterator[type[_Recorded]]:
+    class Handler(_Recorded):
+        pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    Handler.url = f"openai:http://127.0.0.1:{server.server_address[1]}/v1"  # type: ignore[attr-defined]
+    try:
+        yield Handler
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+@pytest.mark.parametrize("bad", [float("nan"), float("-inf"), 3.0, -1e300, "abc", {"x": 1}, True])
+def test_log_probs_that_are_no_log_probabilities_are_refused(recorded, bad, capsys):
+    recorded.bad = bad
+    with pytest.raises(RuntimeFailure, match=r"as a token's log-probability, which must be a finite number"):
+        load_model(recorded.url)
+    assert main([recorded.url, "sample", "-n", "20", "--no-cache"]) == 3
+    err = capsys.readouterr().err
+    assert "log-probability" in err and "Internal error" not in err and "Traceback" not in err
+
+
+def test_a_served_model_list_read_loosely_and_an_empty_one_named(recorded):
+    recorded.bad, recorded.models = -1.0, [{"id": 7, "max_model_len": "long"}]  # a number as its name
+    served = load_model(recorded.url)
+    assert served.name == "7" and served.context_length is None
+    recorded.models = []
+    with pytest.raises(ModelLoadError, match=r"lists no models .*is a model loaded"):
+        load_model(recorded.url)
+
+
 # -- against vLLM and llama-cpp-python (their fixtures: tests/servers.py) --------------------------
 
 

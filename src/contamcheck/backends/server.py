@@ -89,6 +89,8 @@ PROBE = (
     "milk and a pinch of salt."
 )
 PROBE_DECIMALS = 1
+LOWEST_FLOAT32 = float(np.finfo(np.float32).min)
+LOGPROB_ROUNDING = 1e-3  # a log-prob a little above 0 is a probability of 1 rounded, no error
 
 
 @dataclass(frozen=True)
@@ -137,7 +139,7 @@ class ServerModel:
         listed = self._served_models()
         self._answered = True
         self.name = self._choose(listed)
-        entry = next(item for item in listed if item.get("id") == self.name)
+        entry = next(item for item in listed if str(item["id"]) == self.name)
         length = entry.get("max_model_len") or entry.get("context_length")
         self.context_length = int(length) if isinstance(length, int) and length > 0 else None
         self._where = [self.name, str(entry.get("root") or ""), str(entry.get("parent") or "")]
@@ -249,7 +251,20 @@ class ServerModel:
             values = values[1:]
         if any(v is None for v in values):  # a gap would shift every position after it
             raise self._shape_error(reply)
-        return TokenStats(logprobs=np.asarray([float(v) for v in values], dtype=np.float64))
+        return TokenStats(logprobs=np.asarray([self._logprob(v, reply) for v in values], dtype=np.float64))
+
+    def _logprob(self, value: Any, reply: Any) -> float:
+        """A log-probability as the server gave it: a finite number, at most zero (rounding aside);
+        anything else (NaN, infinity, a positive number, text) would pass silently into every score."""
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            number = float(value)
+            if LOWEST_FLOAT32 <= number <= LOGPROB_ROUNDING:  # kept as float32: finite there too
+                return number
+        raise RuntimeFailure(
+            f"The server at {self.endpoint.base_url} gave {json.dumps(value)[:40]} as a token's "
+            "log-probability, which must be a finite number at most 0; contamcheck can't score "
+            f"with it ({json.dumps(reply)[:120]}...). Is it a correct OpenAI-compatible server?"
+        )
 
     def _echo_request(self, prompt: str | list[int]) -> dict[str, Any]:
         return {"model": self.name, "prompt": prompt, "max_tokens": 1, "echo": True, "logprobs": 1}
@@ -283,7 +298,10 @@ class ServerModel:
                 reply = self._complete(
                     {**request, "messages": messages}, "/chat/completions", raw_errors=True
                 )
-                return str(reply["choices"][0]["message"]["content"] or ""), _prompt_tokens(reply)
+                content = reply["choices"][0]["message"]["content"]
+                if content is not None and not isinstance(content, str):
+                    raise TypeError(content)
+                return content or "", _prompt_tokens(reply)
             except _ClientError as exc:
                 if exc.status != 400 or "template" not in exc.message.lower():
                     raise
@@ -310,9 +328,12 @@ class ServerModel:
 
     def _text(self, reply: Any) -> str:
         try:
-            return str(reply["choices"][0]["text"] or "")
+            text = reply["choices"][0]["text"]
         except (KeyError, IndexError, TypeError):
             raise self._shape_error(reply) from None
+        if text is not None and not isinstance(text, str):
+            raise self._shape_error(reply)
+        return text or ""
 
     def _each(
         self,
@@ -365,6 +386,11 @@ class ServerModel:
                     "of them."
                 )
             return wanted
+        if not names:
+            raise ModelLoadError(
+                f"The server at {self.endpoint.base_url} lists no models (GET /models): is a model "
+                "loaded? Start the server with the model to audit, e.g. `vllm serve MODEL`."
+            )
         if len(names) != 1:
             raise InputError(
                 f"The server at {self.endpoint.base_url} serves {len(names)} models "
@@ -391,11 +417,16 @@ class ServerModel:
             continuation = self._generate_one(PROBE, 32, chat=False)
             return self._identity_of(["generated", continuation])
         rounded = [
-            None if v is None else round(float(v), PROBE_DECIMALS) + 0.0 for v in probe["token_logprobs"]
+            None if v is None else round(self._logprob(v, probe), PROBE_DECIMALS) + 0.0
+            for v in probe["token_logprobs"]
         ]
         greedy = text[len(PROBE) :] if text.startswith(PROBE) else ""
         continued = self._echo(PROBE + greedy)[1] if greedy else None
-        if reads_late(probe, continued, greedy):
+        try:
+            late = reads_late(probe, continued, greedy)
+        except (TypeError, ValueError):  # top log-probs that are no numbers, tokens no text
+            raise self._shape_error(probe) from None
+        if late:
             self.cannot_score = (
                 f"the server reads each token's log-prob one position late; {SERVED_WITH_LOGPROBS}"
             )
