@@ -15,7 +15,7 @@ from tiny import tiny_llama, train_tokenizer
 from contamcheck import AuditConfig, hub
 from contamcheck.backends import ModelOptions, hf, load_model
 from contamcheck.backends.hf import HFModel
-from contamcheck.errors import InputError, ModelLoadError
+from contamcheck.errors import InputError, ModelLoadError, RuntimeFailure
 
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
 
@@ -312,6 +312,19 @@ def test_a_part_known_whole_is_not_generated_again_and_the_rest_are_as_uninterru
         assert resumed == together and generated == [1, 1] and sorted(handed) == [1, 2]
     finally:
         tiny.cache_token_budget = budget
+
+
+def test_a_model_whose_numbers_are_not_numbers_stops_with_the_fix(tokenizer, tmp_path):
+    folder = save_tiny(tmp_path / "nan", tokenizer)
+    broken = HFModel.load(str(folder), device="cpu")
+    with torch.no_grad():  # one weight NaN, as an overflow or a damaged file leaves it
+        broken.model.model.layers[0].mlp.down_proj.weight[0, 0] = float("nan")
+    with pytest.raises(RuntimeFailure, match=r"NaN or infinite log-probabilities in float32 on cpu"):
+        broken.score(TEXTS[:2])
+    with pytest.raises(RuntimeFailure, match=r"NaN or infinite next-token scores.*check them"):
+        broken.generate(TEXTS[:2], [4, 4])
+    broken.dtype = torch.float16  # the advice follows the dtype
+    assert "try --dtype float32" in str(broken._not_numbers("log-probabilities"))
 
 
 def test_chat_without_a_template_falls_back_to_raw_text(tiny):

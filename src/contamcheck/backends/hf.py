@@ -461,6 +461,8 @@ class HFModel:
                 preallocate(cache, mask.shape[-1] + max(limits))
             following = positions[:, -1:] + 1
             while True:
+                if bool(torch.isnan(out.logits[:, -1]).any()):
+                    raise self._not_numbers("next-token scores")
                 chosen = out.logits[:, -1].argmax(-1)
                 keep = []
                 for slot, (row, token) in enumerate(zip(active, chosen.tolist(), strict=True)):
@@ -640,14 +642,30 @@ class HFModel:
                         second = weighted.mul_(logp).sum(-1)
                         means.append(mean)
                         stds.append((second - mean.square()).clamp_min(0).sqrt())
+                logprobs = torch.cat(realised)
+                if not bool(torch.isfinite(logprobs).all()):
+                    raise self._not_numbers("log-probabilities")
                 out.append(
                     TokenStats(
-                        torch.cat(realised).cpu().numpy(),
+                        logprobs.cpu().numpy(),
                         torch.cat(means).cpu().numpy(),
                         torch.cat(stds).cpu().numpy(),
                     )
                 )
         return out
+
+    def _not_numbers(self, what: str) -> RuntimeFailure:
+        """A model whose numbers overflow (float16, often) or whose weights are broken gives NaN:
+        said at once, not passed on as texts with no scored token and empty generations."""
+        dtype = dtype_name(self.dtype)
+        fix = (
+            "its weights (or its code) are broken: check them"
+            if dtype == "float32"
+            else "try --dtype float32 (some models overflow in float16), else check its weights"
+        )
+        return RuntimeFailure(
+            f"The model {self.name} gave NaN or infinite {what} in {dtype} on {self.device}: {fix}."
+        )
 
     def _whole_logits(self, input_ids: Any, attention: Any) -> Callable[[int, int, int], Any]:
         logits = self.model(input_ids=input_ids, attention_mask=attention).logits
