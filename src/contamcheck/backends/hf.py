@@ -461,9 +461,10 @@ class HFModel:
                 preallocate(cache, mask.shape[-1] + max(limits))
             following = positions[:, -1:] + 1
             while True:
-                if bool(torch.isnan(out.logits[:, -1]).any()):
-                    raise self._not_numbers("next-token scores")
                 chosen = out.logits[:, -1].argmax(-1)
+                # argmax takes a NaN for the largest: a row with one has it at its choice
+                if bool(out.logits[:, -1].gather(-1, chosen[:, None]).isnan().any()):
+                    raise self._not_numbers("next-token scores")
                 keep = []
                 for slot, (row, token) in enumerate(zip(active, chosen.tolist(), strict=True)):
                     if token == eos:
