@@ -41,6 +41,19 @@ def test_the_spec_names_the_api_root_and_optionally_the_model():
     for bad in ("openai:", "openai:127.0.0.1:8000", "openai:ftp://host/v1", "openai:http://host/v1?x=1"):
         with pytest.raises(InputError, match=r"openai:URL|query"):
             parse_spec(bad)
+    assert parse_spec("openai:http://[::1]:8000/v1") == Endpoint("http://[::1]:8000/v1", None)
+    refused = {
+        "openai:http://[::1": r"Can't read the server address",  # an unclosed bracket
+        "openai:http://127.0.0.1:99999/v1": r"no valid port",
+        "openai:http://127.0.0.1:x/v1": r"no valid port",
+        "openai:http://127.0.0.1:8000/v1#": r"name after '#' .* is empty",
+        "openai:http://ann:secret@127.0.0.1:8000/v1": r"http://127.0.0.1:8000… carries a user name or "
+        r"password.*CONTAMCHECK_API_KEY",
+    }
+    for spec, message in refused.items():
+        with pytest.raises(InputError, match=message) as caught:
+            parse_spec(spec)
+        assert "secret" not in str(caught.value)  # a password is not repeated
 
 
 def test_nothing_listening_is_a_clear_load_error(capsys):

@@ -299,6 +299,7 @@ def test_a_job_left_running_by_a_crash_shows_as_interrupted(open_client, data_di
         ({"benchmark_path": "q" * 300 + ".jsonl"}, "BENCHMARK is too long"),
         ({"model": "pkg:nope"}, "Model: Unknown packaged model &#39;nope&#39;"),
         ({"model": "openai:localhost:8000"}, "Model: Can&#39;t read the server address"),
+        ({"model": "openai:http://[::1"}, "Model: Can&#39;t read the server address"),  # was a 500
         ({"reference": "/no/such/ref"}, "Reference: &#39;/no/such/ref&#39; does not exist"),
         # what the audit refuses at once is refused here, not after the jobs ahead in line
         ({"model": "fake:memorise=/no/such/file.jsonl"}, "&#39;/no/such/file.jsonl&#39; does not exist"),

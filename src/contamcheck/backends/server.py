@@ -102,15 +102,30 @@ class Endpoint:
 def parse_spec(spec: str) -> Endpoint:
     """``openai:URL[#MODEL]`` as an endpoint, or :class:`InputError` naming what is wrong."""
     body = spec.removeprefix(PREFIX).strip()
-    url, _, model = body.partition("#")
-    parts = urlsplit(url)
+    url, hash_sign, model = body.partition("#")
+    try:
+        parts = urlsplit(url)  # an unclosed [ of an IPv6 address raises here
+    except ValueError:
+        parts = urlsplit("")
     try:
         parts.port  # noqa: B018 (a port that is not a number raises here, not at the first request)
     except ValueError:
-        parts = urlsplit("")
+        raise InputError(
+            f"The server address in {spec!r} has no valid port (a number from 1 to 65535)."
+        ) from None
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise InputError(
             f"Can't read the server address in {spec!r}: expected {SPEC_FORMAT} (an http:// or https:// URL)."
+        )
+    if parts.username is not None or parts.password is not None:
+        shown = f"{parts.scheme}://{parts.netloc.rpartition('@')[2]}"
+        raise InputError(  # the spec is not repeated: it holds a password
+            f"The server address {shown}… carries a user name or password, which contamcheck does not "
+            "send; put the server's API key in CONTAMCHECK_API_KEY (sent as a bearer token, never stored)."
+        )
+    if hash_sign and not model.strip():
+        raise InputError(
+            f"The model name after '#' in {spec!r} is empty: name a served model, or drop the '#'."
         )
     if parts.query:
         raise InputError(
