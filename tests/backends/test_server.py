@@ -119,10 +119,12 @@ def test_log_probs_read_one_position_late_are_refused():
 
 
 class _Recorded(http.server.BaseHTTPRequestHandler):
-    """Answers every echo with vLLM's recorded echo of the probe, one log-prob replaced by ``bad``;
+    """Answers every request with a server's recorded echo of the probe (``echo``: vLLM's, or
+    llama-cpp-python's, read a position late), vLLM's with one log-prob replaced by ``bad``;
     ``models`` is its model list."""
 
-    bad: ClassVar[object] = None
+    echo: ClassVar[str] = "vllm"
+    bad: ClassVar[object] = -1.0
     models: ClassVar[list[dict[str, object]]] = [{"id": "m"}]
 
     def log_message(self, *_: object) -> None:
@@ -141,10 +143,12 @@ class _Recorded(http.server.BaseHTTPRequestHandler):
 
     def do_POST(self) -> None:
         self.rfile.read(int(self.headers["Content-Length"]))
-        probe = {key: list(values) for key, values in ECHOES["vllm"]["probe"].items()}
-        probe["token_logprobs"][5] = self.bad
+        probe = {key: list(values) for key, values in ECHOES[self.echo]["probe"].items()}
+        if self.echo == "vllm":
+            probe["token_logprobs"][5] = self.bad
         text = "".join(probe["tokens"])
-        self._reply({"choices": [{"text": text, "logprobs": probe}], "usage": {"prompt_tokens": 59}})
+        count = len(probe["tokens"])
+        self._reply({"choices": [{"text": text, "logprobs": probe}], "usage": {"prompt_tokens": count}})
 
 
 @pytest.fixture
@@ -173,12 +177,34 @@ def test_log_probs_that_are_no_log_probabilities_are_refused(recorded, bad, caps
 
 
 def test_a_served_model_list_read_loosely_and_an_empty_one_named(recorded):
-    recorded.bad, recorded.models = -1.0, [{"id": 7, "max_model_len": "long"}]  # a number as its name
+    recorded.models = [{"id": 7, "max_model_len": "long"}]  # a number as its name
     served = load_model(recorded.url)
     assert served.name == "7" and served.context_length is None
     recorded.models = []
     with pytest.raises(ModelLoadError, match=r"lists no models .*is a model loaded"):
         load_model(recorded.url)
+
+
+def test_tests_that_cannot_run_on_a_server_alone_are_refused_at_once(recorded, capsys):
+    # a server gives only the top log-probs: Min-K%++ alone can't run, as model or as reference
+    assert main([recorded.url, "sample", "-n", "20", "--no-cache", "--tests", "min-k++"]) == 2
+    err = capsys.readouterr().err
+    assert "None of the tests chosen can run on m at" in err and "min-k++: a server gives only" in err
+    assert "(completion, min-k, zlib, guided, canonical-order can run here)" in err
+    command = ["fake:clean", "sample", "-n", "20", "--no-cache", "--tests", "min-k++"]
+    assert main([*command, "--reference", recorded.url]) == 2
+    assert "min-k++: the reference is a server, which gives only the top" in capsys.readouterr().err
+    # a server whose log-probs are read a position late: the tests that score can't run on it …
+    recorded.echo = "llama_cpp"
+    assert main([recorded.url, "sample", "-n", "20", "--no-cache", "--quick"]) == 2
+    err = capsys.readouterr().err
+    assert "min-k, min-k++, zlib: the server reads each token's log-prob one position late" in err
+    assert "(completion, guided can run here)" in err
+    # … and it is no reference
+    assert main(["fake:clean", "sample", "-n", "20", "--no-cache", "--reference", recorded.url]) == 2
+    err = capsys.readouterr().err
+    assert f"--reference '{recorded.url}' can't be a reference: the server reads" in err
+    assert "--reference none" in err and "Traceback" not in err
 
 
 # -- against vLLM and llama-cpp-python (their fixtures: tests/servers.py) --------------------------

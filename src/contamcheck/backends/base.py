@@ -46,6 +46,7 @@ class ModelDescription:
     settings: dict[str, str]
     weight_bytes: int | None = None
     cannot_score: str | None = None  # why its token log-probs can't be used (a server's), if they can't
+    top_only: bool = False  # it gives the top few log-probs, not the whole next-token distribution
 
 
 @runtime_checkable

@@ -701,5 +701,6 @@ def describe(spec: str) -> tuple[ModelDescription, ServerModel]:
         model.identity,
         model.settings(),
         cannot_score=model.cannot_score,
+        top_only=True,
     )
     return description, model

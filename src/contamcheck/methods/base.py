@@ -49,6 +49,10 @@ class Test(ABC):
     # for it (originals read more naturally than twins), so it is judged against the bulk of the
     # benchmark's own scores, a reference model or a control file: see ``stats.verdict.is_calibrated``.
     likelihood: ClassVar[bool] = False
+    # What it reads of a model: a text's own token log-probs (a server may give none), and of them
+    # the whole next-token distribution's statistics (a server gives only the top log-probs).
+    scores: ClassVar[bool] = False
+    distribution: ClassVar[bool] = False
     # Whether the test's null is known to hold for a clean model; an uncalibrated test is shown but
     # does not move the verdict (``stats.verdict``).
     calibrated: ClassVar[bool] = True

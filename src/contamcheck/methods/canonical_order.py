@@ -85,6 +85,7 @@ def one_sided_t(values: np.ndarray) -> tuple[float, float]:
 class CanonicalOrder(Test):
     name = "canonical-order"
     kind: ClassVar[TestKind] = "aggregate"
+    scores = True
     title = "The model prefers the benchmark's questions in their published order"
     measures = (
         "Per shard of consecutive questions: log-probability of the published order minus the mean over "

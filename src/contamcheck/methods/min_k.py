@@ -39,6 +39,7 @@ class MinK(PerTextTest):
     )
     citation = "Shi et al. 2023, Detecting Pretraining Data from Large Language Models (Min-K% Prob)"
     likelihood = True
+    scores = True
 
     def requests(self, text: str) -> list[Request]:
         return [ScoreRequest(text)]

@@ -53,6 +53,8 @@ class MinKPlusPlus(PerTextTest):
     )
     citation = "Zhang et al. 2024, Min-K%++ (arXiv:2404.02936)"
     likelihood = True
+    scores = True
+    distribution = True
 
     def requests(self, text: str) -> list[Request]:
         return [ScoreRequest(text)]
@@ -67,6 +69,6 @@ class MinKPlusPlus(PerTextTest):
 
     def unscored_reason(self) -> str:
         return (
-            "no statistics of the whole next-token distribution (a server gives only the top "
-            "log-probs), or no scored token"
+            "no statistics of the whole next-token distribution (a server, as the model or as the "
+            "reference, gives only the top log-probs), or no scored token"
         )

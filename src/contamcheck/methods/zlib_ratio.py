@@ -34,6 +34,7 @@ class ZlibRatio(PerTextTest):
     )
     citation = "Carlini et al. 2021, Extracting Training Data from Large Language Models (zlib ratio)"
     likelihood = True
+    scores = True
 
     def requests(self, text: str) -> list[Request]:
         return [ScoreRequest(text)]

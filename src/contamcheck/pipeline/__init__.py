@@ -61,6 +61,7 @@ from .handles import (
     resolve_reference,
     same_hub_model,
     same_weights_error,
+    unrunnable,
 )
 from .runners import run_canonical_order, run_guided, run_per_text, score_texts, skipped
 
@@ -137,7 +138,19 @@ def _audit(
     options = config.model_options(cache_dir)
 
     target = ModelHandle(config.model, options, store, progress)
-    check_reference(config, options, store, target.description)
+    named_reference = check_reference(config, options, store, target.description)
+    cannot = unrunnable(tests, target.description, named_reference)
+    if len(cannot) == len(tests):  # a test that can't run is skipped with its reason; all: refused
+        by_reason: dict[str, list[str]] = {}
+        for name, why in cannot.items():
+            by_reason.setdefault(why, []).append(name)
+        said = "; ".join(f"{', '.join(names)}: {why}" for why, names in by_reason.items())
+        every = unrunnable([TESTS.get(name) for name in TESTS.names()], target.description, named_reference)
+        able = [name for name in TESTS.names() if name not in every]
+        raise InputError(
+            f"None of the tests chosen can run on {target.description.name} ({said}). Choose others "
+            f"with --tests ({', '.join(able)} can run here)."
+        )
     # A server whose log-probs can't be used still runs the tests that only generate.
     unscorable = target.description.cannot_score
     if unscorable:
@@ -405,6 +418,9 @@ def _reference_work(
     batch sizes."""
     passed_over: list[ModelHandle] = []
     engines: dict[str, EvidenceEngine] = {}
+    if not requests:  # no likelihood test chosen: none is loaded, not even the automatic one
+        reason = "no test chosen compares with a reference (only the likelihood tests do)"
+        return ReferenceWork(ReferenceInfo(status="none", requested=config.reference, reason=reason))
     while True:
         names = [h.spec for h in passed_over]
         info, handle = resolve_reference(config, target_info, options, store, progress, names)

@@ -26,6 +26,7 @@ from ..errors import ContamcheckError, InputError
 from ..evidence import EvidenceStore
 from ..evidence.engine import FAILED, Evidence, ProgressCallback
 from ..evidence.store import Value
+from ..methods.base import Test
 from ..report.model import NOT_LOADED, ModelInfo, ReferenceInfo
 
 GPU_BATCH_SIZE = 64
@@ -199,11 +200,13 @@ def resolve_reference(
 
 def check_reference(
     config: AuditConfig, options: ModelOptions, store: EvidenceStore, target: ModelDescription
-) -> None:
+) -> ModelDescription | None:
     """An explicit reference that can't be identified fails before the tested model's work, not after;
-    so does the tested model itself as its reference (every score would be zero: nothing to find)."""
+    so do the tested model itself as its reference (every score would be zero: nothing to find) and
+    a reference whose log-probs can't be used (a server's). Returns its description (None: none
+    named)."""
     if config.reference in ("auto", "none"):
-        return
+        return None
     with naming_the_reference():
         reference = describe_model(config.reference, options, store.file_digest)
     same = reference.identity is not None and (
@@ -211,6 +214,33 @@ def check_reference(
     )
     if same or same_hub_model(config.reference, config.model):
         raise same_weights_error(config.reference)
+    if reference.cannot_score:
+        raise InputError(
+            f"--reference {config.reference!r} can't be a reference: {reference.cannot_score}. A "
+            "reference only scores texts: pass one whose log-probs can be read (a local model of "
+            "another family that never saw the benchmark, e.g. pkg:gemma-3-270m or "
+            "pkg:smollm2-135m-instruct), or --reference none."
+        )
+    return reference
+
+
+def unrunnable(
+    tests: Sequence[Test | type[Test]], target: ModelDescription, reference: ModelDescription | None
+) -> dict[str, str]:
+    """The tests that can't run on these models, each with why (the model's or reference's log-probs
+    can't be read, or give no whole next-token distribution)."""
+    why: dict[str, str] = {}
+    for test in tests:
+        if test.scores and target.cannot_score:
+            why[test.name] = target.cannot_score
+        elif test.distribution and target.top_only:
+            why[test.name] = "a server gives only the top log-probs, not the whole next-token distribution"
+        elif test.distribution and reference is not None and reference.top_only:
+            why[test.name] = (
+                "the reference is a server, which gives only the top log-probs, not the whole "
+                "next-token distribution"
+            )
+    return why
 
 
 def same_weights_error(reference: str) -> InputError:
