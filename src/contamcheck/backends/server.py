@@ -618,6 +618,11 @@ class _ClientError(Exception):
                 f"{where} was not found (HTTP 404: {message}). Give the server's API root, usually "
                 "ending in /v1; contamcheck needs its /models and /completions endpoints."
             )
+        elif status in RETRY_STATUS:
+            self.failure = RuntimeFailure(
+                f"{where} failed (HTTP {status}: {message}), asked {RETRIES + 1} times. What was "
+                "computed is kept; the same command resumes once the server can answer."
+            )
         else:
             self.failure = RuntimeFailure(f"{where} failed (HTTP {status}): {message}")
 

@@ -22,7 +22,7 @@ def print_listing() -> None:
         if b.offline and b.dataset:
             source += f"; offline: {b.offline}"
         elif b.dataset:  # the Hub or its cached copy; else pass the dataset's file
-            source += "; offline: its file"
+            source += "; offline, pass its downloaded file"
         benchmarks.add_row(b.name, b.title, source, b.field, b.released)
     console.print(benchmarks)
     console.print(
