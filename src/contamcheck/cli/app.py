@@ -16,9 +16,11 @@ from pathlib import Path
 from typing import Any
 
 import click
+from click.shell_completion import CompletionItem
 
 from .. import __version__
 from ..errors import ContamcheckError
+from . import completion
 
 
 class ShortFormGroup(click.Group):
@@ -33,6 +35,13 @@ class ShortFormGroup(click.Group):
         formatter.write_usage(
             "contamcheck", "MODEL BENCHMARK [OPTIONS]\n       contamcheck COMMAND [ARGS]..."
         )
+
+    def shell_complete(self, ctx: click.Context, incomplete: str) -> list[CompletionItem]:
+        """The first word is a command or, in the short form, the model."""
+        commands = super().shell_complete(ctx, incomplete)
+        if incomplete.startswith("-"):
+            return commands
+        return commands + completion.models(incomplete)
 
 
 class ShortFormCommand(click.Command):
@@ -91,6 +100,7 @@ def audit_options(function: Callable[..., Any]) -> Callable[..., Any]:
         click.option(
             "--control",
             "control",
+            shell_complete=completion.path,
             help="Questions the model can't have seen (file): unpaired controls.",
         ),
         click.option("--control-field", help="Column of --control holding the question."),
@@ -98,10 +108,12 @@ def audit_options(function: Callable[..., Any]) -> Callable[..., Any]:
             "--reference",
             default="auto",
             show_default=True,
+            shell_complete=completion.reference,
             help="Reference model (released before the benchmark): auto, none, or a Hub id / path.",
         ),
         click.option(
             "--tests",
+            shell_complete=completion.tests,
             help="Comma-separated tests to run (default: all that apply). The verdict reads p-values "
             "adjusted for the tests that ran (Holm), so fewer tests can change it.",
         ),
@@ -239,8 +251,8 @@ def cli() -> None:
 
 
 @cli.command("audit", cls=ShortFormCommand, hidden=True)
-@click.argument("model")
-@click.argument("benchmark")
+@click.argument("model", shell_complete=completion.model)
+@click.argument("benchmark", shell_complete=completion.benchmark)
 @audit_options
 def audit_command(model: str, benchmark: str, **options: Any) -> int:
     """Audit MODEL on BENCHMARK (the short form)."""
@@ -248,12 +260,22 @@ def audit_command(model: str, benchmark: str, **options: Any) -> int:
 
 
 @cli.command("run")
-@click.argument("model_arg", metavar="[MODEL]", required=False)
-@click.argument("benchmark_arg", metavar="[BENCHMARK]", required=False)
+@click.argument("model_arg", metavar="[MODEL]", required=False, shell_complete=completion.model)
+@click.argument("benchmark_arg", metavar="[BENCHMARK]", required=False, shell_complete=completion.benchmark)
 @click.option(
-    "--model", "-m", "model_opt", help="Hub id, local folder, .gguf file, pkg:NAME or openai:URL[#NAME]."
+    "--model",
+    "-m",
+    "model_opt",
+    shell_complete=completion.model,
+    help="Hub id, local folder, .gguf file, pkg:NAME or openai:URL[#NAME].",
 )
-@click.option("--benchmark", "-b", "benchmark_opt", help="Built-in name, file, or hf: spec.")
+@click.option(
+    "--benchmark",
+    "-b",
+    "benchmark_opt",
+    shell_complete=completion.benchmark,
+    help="Built-in name, file, or hf: spec.",
+)
 @audit_options
 def run_command(
     model_arg: str | None,
