@@ -27,7 +27,7 @@ from servers import API_KEY, MODEL, free_port
 
 from contamcheck.backends import ModelOptions, backend_name, load_model
 from contamcheck.backends.hf import HFModel
-from contamcheck.backends.server import Endpoint, ServerModel, parse_spec, reads_late
+from contamcheck.backends.server import PROBE, Endpoint, ServerModel, parse_spec, reads_late
 from contamcheck.cli import main
 from contamcheck.errors import InputError, ModelLoadError, RuntimeFailure
 
@@ -47,13 +47,20 @@ def test_the_spec_names_the_api_root_and_optionally_the_model():
         "openai:http://127.0.0.1:99999/v1": r"no valid port",
         "openai:http://127.0.0.1:x/v1": r"no valid port",
         "openai:http://127.0.0.1:8000/v1#": r"name after '#' .* is empty",
-        "openai:http://ann:secret@127.0.0.1:8000/v1": r"http://127.0.0.1:8000… carries a user name or "
-        r"password.*CONTAMCHECK_API_KEY",
+        "openai:http://127.0.0.1:0/v1": r"no valid port",
+        "openai:http://ann:secret@127.0.0.1:8000/v1": r"'openai:http://…@127.0.0.1:8000/v1' carries a user "
+        r"name or password.*CONTAMCHECK_API_KEY",
+        # refused as such whatever else is wrong, and a password holding "#" is not split at it
+        "openai:http://ann:secret@127.0.0.1:99999/v1": r"carries a user name or password",
+        "openai:ftp://ann:secret@host/v1": r"carries a user name or password",
+        "openai:http://ann:secret@[::1/v1": r"carries a user name or password",
+        "openai:http://ann:se#cret@127.0.0.1:8000/v1": r"carries a user name or password",
+        "openai:http://ann:se/cret@host/v1": r"'openai:http://…@host/v1' has no valid port",
     }
     for spec, message in refused.items():
         with pytest.raises(InputError, match=message) as caught:
             parse_spec(spec)
-        assert "secret" not in str(caught.value)  # a password is not repeated
+        assert "secret" not in str(caught.value) and "cret" not in str(caught.value)  # nor any of it
 
 
 def test_nothing_listening_is_a_clear_load_error(capsys):
@@ -120,11 +127,13 @@ def test_log_probs_read_one_position_late_are_refused():
 
 class _Recorded(http.server.BaseHTTPRequestHandler):
     """Answers every request with a server's recorded echo of the probe (``echo``: vLLM's, or
-    llama-cpp-python's, read a position late), vLLM's with one log-prob replaced by ``bad``;
+    llama-cpp-python's, read a position late), vLLM's with one log-prob replaced by ``bad`` (in the
+    echo of the probe itself where ``bad_in_probe``, else in the echo of any other text);
     ``models`` is its model list."""
 
     echo: ClassVar[str] = "vllm"
     bad: ClassVar[object] = -1.0
+    bad_in_probe: ClassVar[bool] = True
     models: ClassVar[list[dict[str, object]]] = [{"id": "m"}]
 
     def log_message(self, *_: object) -> None:
@@ -142,9 +151,10 @@ class _Recorded(http.server.BaseHTTPRequestHandler):
         self._reply({"data": self.models})
 
     def do_POST(self) -> None:
-        self.rfile.read(int(self.headers["Content-Length"]))
+        prompt = json.loads(self.rfile.read(int(self.headers["Content-Length"]))).get("prompt")
         probe = {key: list(values) for key, values in ECHOES[self.echo]["probe"].items()}
-        if self.echo == "vllm":
+        is_probe = isinstance(prompt, str) and prompt.startswith(PROBE)
+        if self.echo == "vllm" and is_probe == self.bad_in_probe:
             probe["token_logprobs"][5] = self.bad
         text = "".join(probe["tokens"])
         count = len(probe["tokens"])
@@ -169,8 +179,13 @@ def recorded() -> Iterator[type[_Recorded]]:
 @pytest.mark.parametrize("bad", [float("nan"), float("-inf"), 3.0, -1e300, "abc", {"x": 1}, True])
 def test_log_probs_that_are_no_log_probabilities_are_refused(recorded, bad, capsys):
     recorded.bad = bad
-    with pytest.raises(RuntimeFailure, match=r"as a token's log-probability, which must be a finite number"):
-        load_model(recorded.url)
+    refused = r"as a token's log-probability, which must be a finite number"
+    with pytest.raises(RuntimeFailure, match=refused):
+        load_model(recorded.url)  # in the probe, when the model is identified
+    recorded.bad_in_probe = False
+    served = load_model(recorded.url)
+    with pytest.raises(RuntimeFailure, match=refused):
+        served.score(["Janet's ducks lay 16 eggs per day."])  # in a text, when it is scored
     assert main([recorded.url, "sample", "-n", "20", "--no-cache"]) == 3
     err = capsys.readouterr().err
     assert "log-probability" in err and "Internal error" not in err and "Traceback" not in err
@@ -180,9 +195,12 @@ def test_a_served_model_list_read_loosely_and_an_empty_one_named(recorded):
     recorded.models = [{"id": 7, "max_model_len": "long"}]  # a number as its name
     served = load_model(recorded.url)
     assert served.name == "7" and served.context_length is None
+    recorded.models = [{"id": "m", "max_model_len": True}]  # a boolean is no window of one token
+    assert load_model(recorded.url).context_length is None
     recorded.models = []
-    with pytest.raises(ModelLoadError, match=r"lists no models .*is a model loaded"):
-        load_model(recorded.url)
+    for url in (recorded.url, recorded.url + "#m"):
+        with pytest.raises(ModelLoadError, match=r"lists no models .*is a model loaded"):
+            load_model(url)
 
 
 def test_tests_that_cannot_run_on_a_server_alone_are_refused_at_once(recorded, capsys):

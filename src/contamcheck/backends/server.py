@@ -100,39 +100,54 @@ class Endpoint:
 
 
 def parse_spec(spec: str) -> Endpoint:
-    """``openai:URL[#MODEL]`` as an endpoint, or :class:`InputError` naming what is wrong."""
+    """``openai:URL[#MODEL]`` as an endpoint, or :class:`InputError` naming what is wrong (never
+    repeating a password the address carries)."""
     body = spec.removeprefix(PREFIX).strip()
+    if "@" in body.partition("//")[2].partition("/")[0]:  # before "#" splits it: a password may hold one
+        raise InputError(
+            f"The server address {_shown(spec)} carries a user name or password, which contamcheck does "
+            "not send; put the server's API key in CONTAMCHECK_API_KEY (sent as a bearer token, never "
+            "stored)."
+        )
+    shown = _shown(spec)
     url, hash_sign, model = body.partition("#")
     try:
         parts = urlsplit(url)  # an unclosed [ of an IPv6 address raises here
     except ValueError:
         parts = urlsplit("")
     try:
-        parts.port  # noqa: B018 (a port that is not a number raises here, not at the first request)
+        port = parts.port  # a port that is not a number raises here, not at the first request
     except ValueError:
-        raise InputError(
-            f"The server address in {spec!r} has no valid port (a number from 1 to 65535)."
-        ) from None
+        port = 0
+    if port == 0 and parts.netloc.rpartition("]")[2].count(":"):
+        raise InputError(f"The server address in {shown} has no valid port (a number from 1 to 65535).")
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise InputError(
-            f"Can't read the server address in {spec!r}: expected {SPEC_FORMAT} (an http:// or https:// URL)."
+            f"Can't read the server address in {shown}: expected {SPEC_FORMAT} (an http:// or https:// URL)."
         )
-    if parts.username is not None or parts.password is not None:
-        shown = f"{parts.scheme}://{parts.netloc.rpartition('@')[2]}"
-        raise InputError(  # the spec is not repeated: it holds a password
-            f"The server address {shown}… carries a user name or password, which contamcheck does not "
+    if parts.username is not None or parts.password is not None:  # an "@" past the first "/"
+        raise InputError(
+            f"The server address {shown} carries a user name or password, which contamcheck does not "
             "send; put the server's API key in CONTAMCHECK_API_KEY (sent as a bearer token, never stored)."
         )
     if hash_sign and not model.strip():
         raise InputError(
-            f"The model name after '#' in {spec!r} is empty: name a served model, or drop the '#'."
+            f"The model name after '#' in {shown} is empty: name a served model, or drop the '#'."
         )
     if parts.query:
         raise InputError(
-            f"The server address in {spec!r} has a query ({parts.query!r}); give the API root only."
+            f"The server address in {shown} has a query ({parts.query!r}); give the API root only."
         )
     path = parts.path.rstrip("/") or "/v1"
     return Endpoint(urlunsplit((parts.scheme, parts.netloc, path, "", "")), model.strip() or None)
+
+
+def _shown(spec: str) -> str:
+    """The spec as a message may quote it: what lies between "//" and an "@" after it is hidden."""
+    head, slashes, rest = spec.partition("//")
+    if "@" in rest:
+        rest = "…@" + rest.rpartition("@")[2]
+    return repr(head + slashes + rest)
 
 
 class ServerModel:
@@ -156,7 +171,8 @@ class ServerModel:
         self.name = self._choose(listed)
         entry = next(item for item in listed if str(item["id"]) == self.name)
         length = entry.get("max_model_len") or entry.get("context_length")
-        self.context_length = int(length) if isinstance(length, int) and length > 0 else None
+        fits = isinstance(length, int) and not isinstance(length, bool) and length > 0
+        self.context_length = int(length) if fits else None
         self._where = [self.name, str(entry.get("root") or ""), str(entry.get("parent") or "")]
         self.identity = self._fingerprint()
 
@@ -392,6 +408,11 @@ class ServerModel:
 
     def _choose(self, listed: list[dict[str, Any]]) -> str:
         names = [str(item["id"]) for item in listed]
+        if not names:
+            raise ModelLoadError(
+                f"The server at {self.endpoint.base_url} lists no models (GET /models): is a model "
+                "loaded? Start the server with the model to audit, e.g. `vllm serve MODEL`."
+            )
         wanted = self.endpoint.model
         if wanted is not None:
             if wanted not in names:
@@ -401,11 +422,6 @@ class ServerModel:
                     "of them."
                 )
             return wanted
-        if not names:
-            raise ModelLoadError(
-                f"The server at {self.endpoint.base_url} lists no models (GET /models): is a model "
-                "loaded? Start the server with the model to audit, e.g. `vllm serve MODEL`."
-            )
         if len(names) != 1:
             raise InputError(
                 f"The server at {self.endpoint.base_url} serves {len(names)} models "
