@@ -98,3 +98,24 @@ def test_with_a_control_file_the_reference_is_not_checked(half: Path, tmp_path: 
         control=str(late), no_cache=True,
     )  # fmt: skip
     assert audit(config).reference.status == "used"
+
+
+def test_no_reference_is_resolved_when_no_chosen_test_compares_with_one(monkeypatch, tmp_path):
+    def must_not_resolve(*_: object, **__: object) -> None:
+        raise AssertionError("resolved a reference no test uses")
+
+    monkeypatch.setattr("contamcheck.pipeline.resolve_reference", must_not_resolve)
+    config = AuditConfig(model="fake:clean", benchmark="sample", limit=20, tests=["guided"], no_cache=True)
+    reference = audit(config).reference
+    assert reference.status == "none" and reference.reason.startswith("no test chosen compares")
+    # a likelihood test chosen but nothing to score (no question has a number, so none has a twin):
+    # the reference is resolved as ever, and the report does not say that none was chosen
+    monkeypatch.undo()
+    words = tmp_path / "words.jsonl"
+    words.write_text(
+        "".join(
+            json.dumps({"question": f"Name a colour that rhymes with word {w}."}) + "\n" for w in "abcdefgh"
+        )
+    )
+    config = AuditConfig(model="fake:clean", benchmark=str(words), tests=["min-k"], no_cache=True)
+    assert "no test chosen" not in (audit(config).reference.reason or "")

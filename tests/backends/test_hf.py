@@ -323,6 +323,9 @@ def test_a_model_whose_numbers_are_not_numbers_stops_with_the_fix(tokenizer, tmp
         broken.score(TEXTS[:2])
     with pytest.raises(RuntimeFailure, match=r"NaN or infinite next-token scores.*check them"):
         broken.generate(TEXTS[:2], [4, 4])
+    broken._prunable = False  # transformers' own generate, for models the pruned path can't drive
+    with pytest.raises(RuntimeFailure, match=r"NaN or infinite next-token scores.*check them"):
+        broken.generate(TEXTS[:2], [4, 4])
     broken.dtype = torch.float16  # the advice follows the dtype
     assert "try --dtype float32" in str(broken._not_numbers("log-probabilities"))
 

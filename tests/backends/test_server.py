@@ -207,22 +207,29 @@ def test_tests_that_cannot_run_on_a_server_alone_are_refused_at_once(recorded, c
     # a server gives only the top log-probs: Min-K%++ alone can't run, as model or as reference
     assert main([recorded.url, "sample", "-n", "20", "--no-cache", "--tests", "min-k++"]) == 2
     err = capsys.readouterr().err
-    assert "None of the tests chosen can run on m at" in err and "min-k++: a server gives only" in err
+    assert "None of the tests chosen can run here (min-k++: a server gives only" in err
     assert "(completion, min-k, zlib, guided, canonical-order can run here)" in err
     command = ["fake:clean", "sample", "-n", "20", "--no-cache", "--tests", "min-k++"]
     assert main([*command, "--reference", recorded.url]) == 2
-    assert "min-k++: the reference is a server, which gives only the top" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "min-k++: the reference is a server, which gives only the top" in err
+    assert "can run here), or pass a local --reference, or --reference none." in err
     # a server whose log-probs are read a position late: the tests that score can't run on it …
     recorded.echo = "llama_cpp"
     assert main([recorded.url, "sample", "-n", "20", "--no-cache", "--quick"]) == 2
     err = capsys.readouterr().err
     assert "min-k, min-k++, zlib: the server reads each token's log-prob one position late" in err
-    assert "(completion, guided can run here)" in err
+    assert "Leave out --quick, which keeps only likelihood tests, to run completion, guided." in err
     # … and it is no reference
     assert main(["fake:clean", "sample", "-n", "20", "--no-cache", "--reference", recorded.url]) == 2
     err = capsys.readouterr().err
     assert f"--reference '{recorded.url}' can't be a reference: the server reads" in err
     assert "--reference none" in err and "Traceback" not in err
+    assert "pkg:gemma-3-270m" in err and "newer than most benchmarks" in err  # the offline advice
+    # guided alone asks nothing of a reference: this one is not even asked
+    command = ["fake:clean", "sample", "-n", "20", "--no-cache", "--tests", "guided", "--json"]
+    assert main([*command, "--reference", recorded.url]) == 4
+    assert json.loads(capsys.readouterr().out)["reference"]["reason"].startswith("no test chosen")
 
 
 # -- against vLLM and llama-cpp-python (their fixtures: tests/servers.py) --------------------------
@@ -385,7 +392,7 @@ def test_log_probs_a_position_late_are_refused_and_generation_still_runs(llama_c
     assert main([f"openai:{llama_cpp_server}", "sample", "-n", "20", "--quick"]) == 2
     captured = capsys.readouterr()
     assert "None of the tests chosen can run" in captured.err and "one position late" in captured.err
-    assert "(completion, guided can run here)" in captured.err and "Traceback" not in captured.err
+    assert "Leave out --quick" in captured.err and "Traceback" not in captured.err
 
 
 class _Gateway(http.server.BaseHTTPRequestHandler):

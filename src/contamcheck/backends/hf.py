@@ -462,8 +462,8 @@ class HFModel:
             following = positions[:, -1:] + 1
             while True:
                 chosen = out.logits[:, -1].argmax(-1)
-                # argmax takes a NaN for the largest: a row with one has it at its choice
-                if bool(out.logits[:, -1].gather(-1, chosen[:, None]).isnan().any()):
+                # argmax takes a NaN for the largest: a row with one (or with +inf) has it at its choice
+                if not bool(out.logits[:, -1].gather(-1, chosen[:, None]).isfinite().all()):
                     raise self._not_numbers("next-token scores")
                 keep = []
                 for slot, (row, token) in enumerate(zip(active, chosen.tolist(), strict=True)):
@@ -540,7 +540,7 @@ class HFModel:
         self, sequences: list[list[int]], limits: list[int], eos: int | None, torch: Any
     ) -> list[list[int]]:
         """The standard path, for models whose forward pass takes no position ids or logits_to_keep."""
-        from transformers import GenerationConfig
+        from transformers import GenerationConfig, LogitsProcessor, LogitsProcessorList
 
         pad = self.tokenizer.pad_token_id
         width = max(len(s) for s in sequences)
@@ -550,8 +550,22 @@ class HFModel:
         config = GenerationConfig(
             max_new_tokens=max(limits), do_sample=False, pad_token_id=pad, eos_token_id=eos
         )
+        model = self
+
+        class Finite(LogitsProcessor):  # the pruned path's check of each step's choices
+            def __call__(self, input_ids: Any, scores: Any) -> Any:
+                chosen = scores.argmax(-1)
+                if not bool(scores.gather(-1, chosen[:, None]).isfinite().all()):
+                    raise model._not_numbers("next-token scores")
+                return scores
+
         with torch.inference_mode(), _quiet_transformers():
-            output = self.model.generate(input_ids=ids, attention_mask=mask, generation_config=config)
+            output = self.model.generate(
+                input_ids=ids,
+                attention_mask=mask,
+                generation_config=config,
+                logits_processor=LogitsProcessorList([Finite()]),
+            )
         rows = []
         for row, limit in zip(output[:, width:].tolist(), limits, strict=True):
             row = row[:limit]

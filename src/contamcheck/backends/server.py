@@ -171,8 +171,9 @@ class ServerModel:
         self.name = self._choose(listed)
         entry = next(item for item in listed if str(item["id"]) == self.name)
         length = entry.get("max_model_len") or entry.get("context_length")
-        fits = isinstance(length, int) and not isinstance(length, bool) and length > 0
-        self.context_length = int(length) if fits else None
+        if isinstance(length, bool) or not isinstance(length, int) or length <= 0:
+            length = None
+        self.context_length = length
         self._where = [self.name, str(entry.get("root") or ""), str(entry.get("parent") or "")]
         self.identity = self._fingerprint()
 

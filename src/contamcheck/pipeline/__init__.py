@@ -58,6 +58,7 @@ from .handles import (
     check_reference,
     close_numbers_warning,
     naming_the_reference,
+    none_can_run,
     resolve_reference,
     same_hub_model,
     same_weights_error,
@@ -75,10 +76,10 @@ def audit(
 ) -> Report:
     """Audit ``config.model`` on ``config.benchmark`` and return the report (no printing).
 
-    ``progress(label, done, total)`` hears each step: loading a model (total 0 until it is loaded;
-    -1, ``contamcheck.evidence.engine.FAILED``, when it could not load), scoring and generating
-    (texts), then the analysis (tests). An exception it raises stops the audit; what was computed
-    stays in the cache.
+    ``progress(label, done, total)`` hears each step: connecting to a server (``openai:`` models)
+    and loading a model (total 0 until done; -1, ``contamcheck.evidence.engine.FAILED``, when it
+    failed), scoring and generating (texts), then the analysis (tests); each count once. An
+    exception it raises stops the audit; what was computed stays in the cache.
 
     A cache it opens itself it also closes, so its file is whole on disk when the call returns (a
     store passed in stays open: it is the caller's)."""
@@ -138,21 +139,16 @@ def _audit(
     options = config.model_options(cache_dir)
 
     target = ModelHandle(config.model, options, store, progress)
-    named_reference = check_reference(config, options, store, target.description)
-    cannot = unrunnable(tests, target.description, named_reference)
-    if len(cannot) == len(tests):  # a test that can't run is skipped with its reason; all: refused
-        by_reason: dict[str, list[str]] = {}
-        for name, why in cannot.items():
-            by_reason.setdefault(why, []).append(name)
-        said = "; ".join(f"{', '.join(names)}: {why}" for why, names in by_reason.items())
-        every = unrunnable([TESTS.get(name) for name in TESTS.names()], target.description, named_reference)
-        able = [name for name in TESTS.names() if name not in every]
-        raise InputError(
-            f"None of the tests chosen can run on {target.description.name} ({said}). Choose others "
-            f"with --tests ({', '.join(able)} can run here)."
-        )
     # A server whose log-probs can't be used still runs the tests that only generate.
     unscorable = target.description.cannot_score
+    likelihood_tests = [t for t in tests if t.likelihood and isinstance(t, PerTextTest)]
+    calibrated_by_reference = bool(likelihood_tests) and not unscorable
+    named_reference = (
+        check_reference(config, options, store, target.description) if calibrated_by_reference else None
+    )
+    cannot = unrunnable(tests, target.description, named_reference)
+    if len(cannot) == len(tests):  # a test that can't run is skipped with its reason; all: refused
+        raise none_can_run(config, target.description, named_reference, cannot)
     if unscorable:
         requests = [r for r in requests if not isinstance(r, ScoreRequest)]
     if config.batch_size:
@@ -166,9 +162,11 @@ def _audit(
     target_info = target.info
     target.release()  # free its memory before a reference model loads
 
-    likelihood_tests = [t for t in tests if t.likelihood and isinstance(t, PerTextTest)]
     if unscorable:  # no likelihood test runs: nothing to calibrate
         reason = "the model's log-probs can't be used, so no likelihood test runs"
+        work = ReferenceWork(ReferenceInfo(status="none", requested=config.reference, reason=reason))
+    elif not likelihood_tests:  # none is loaded, not even the automatic one
+        reason = "no test chosen compares with a reference (only the likelihood tests do)"
         work = ReferenceWork(ReferenceInfo(status="none", requested=config.reference, reason=reason))
     else:
         reference_requests = [r for test in likelihood_tests for text in texts for r in test.requests(text)]
@@ -418,9 +416,6 @@ def _reference_work(
     batch sizes."""
     passed_over: list[ModelHandle] = []
     engines: dict[str, EvidenceEngine] = {}
-    if not requests:  # no likelihood test chosen: none is loaded, not even the automatic one
-        reason = "no test chosen compares with a reference (only the likelihood tests do)"
-        return ReferenceWork(ReferenceInfo(status="none", requested=config.reference, reason=reason))
     while True:
         names = [h.spec for h in passed_over]
         info, handle = resolve_reference(config, target_info, options, store, progress, names)

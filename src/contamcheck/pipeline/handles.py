@@ -26,8 +26,10 @@ from ..errors import ContamcheckError, InputError
 from ..evidence import EvidenceStore
 from ..evidence.engine import FAILED, Evidence, ProgressCallback
 from ..evidence.store import Value
+from ..methods import TESTS
 from ..methods.base import Test
 from ..report.model import NOT_LOADED, ModelInfo, ReferenceInfo
+from .assemble import offline_reference
 
 GPU_BATCH_SIZE = 64
 CPU_BATCH_SIZE = 16
@@ -217,9 +219,8 @@ def check_reference(
     if reference.cannot_score:
         raise InputError(
             f"--reference {config.reference!r} can't be a reference: {reference.cannot_score}. A "
-            "reference only scores texts: pass one whose log-probs can be read (a local model of "
-            "another family that never saw the benchmark, e.g. pkg:gemma-3-270m or "
-            "pkg:smollm2-135m-instruct), or --reference none."
+            "reference only scores texts: pass one whose log-probs can be read, or --reference none. "
+            + offline_reference(config.model)
         )
     return reference
 
@@ -241,6 +242,30 @@ def unrunnable(
                 "next-token distribution"
             )
     return why
+
+
+def none_can_run(
+    config: AuditConfig,
+    target: ModelDescription,
+    reference: ModelDescription | None,
+    cannot: dict[str, str],
+) -> InputError:
+    """The refusal of an audit none of whose tests can run here: why, grouped, and the way out."""
+    by_reason: dict[str, list[str]] = {}
+    for name, why in cannot.items():
+        by_reason.setdefault(why, []).append(name)
+    said = "; ".join(f"{', '.join(names)}: {why}" for why, names in by_reason.items())
+    every = unrunnable([TESTS.get(name) for name in TESTS.names()], target, reference)
+    able = [name for name in TESTS.names() if name not in every]
+    quick_able = [name for name in able if TESTS.get(name).likelihood]
+    if config.quick and not quick_able:
+        fix = f"Leave out --quick, which keeps only likelihood tests, to run {', '.join(able)}."
+    else:
+        fix = f"Choose others with --tests ({', '.join(quick_able if config.quick else able)} can run here)"
+        if reference is not None and reference.top_only:
+            fix += ", or pass a local --reference, or --reference none"
+        fix += "."
+    return InputError(f"None of the tests chosen can run here ({said}). {fix}")
 
 
 def same_weights_error(reference: str) -> InputError:

@@ -33,6 +33,8 @@ LOOPBACK_NAMES = frozenset({"localhost", "127.0.0.1", "::1"})
 UNSAFE_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 CSRF_FIELD = "csrf_token"
 CSRF_HEADER = "x-csrf-token"
+FORM_PATH = "/jobs"  # the audit form's target
+STALE = "contamcheck.stale_token"  # set in the scope where the cookie did not match
 
 # Pages load only what the package ships: no CDN, no inline script.
 PAGE_POLICY = (
@@ -152,7 +154,9 @@ class LocalOnly:
     """ASGI middleware: the Host check, the origin and cookie checks, the body limit, safe headers.
 
     The form field (or header) half of the CSRF check needs the parsed form, so the routes make it
-    (see ``app.require_token``); a test checks that every state-changing route does.
+    (see ``app.require_token``); a test checks that every state-changing route does. The audit form
+    (POST /jobs, same origin) is let through without a matching cookie, marked ``STALE`` in the
+    scope: its route refuses it, starting nothing, and shows the form again filled in.
     """
 
     def __init__(self, app: ASGIApp, *, token: CsrfToken, max_body: int, extra_hosts: Iterable[str] = ()):
@@ -182,7 +186,7 @@ class LocalOnly:
                 )
                 return
             if not self.token.matches(_cookie(headers.get("cookie", ""), self.token.cookie)):
-                if scope["path"] != FORM_PATH:
+                if (scope["method"], scope["path"]) != ("POST", FORM_PATH):
                     await _plain(send, 403, STALE_TOKEN)
                     return
                 # the audit form, from this page: refused by its route, which shows it again as
@@ -203,9 +207,6 @@ class LocalOnly:
 
         await self.app(scope, receive, send_with_headers)
 
-
-FORM_PATH = "/jobs"  # the audit form's target
-STALE = "contamcheck.stale_token"  # set in the scope where the cookie did not match
 
 STALE_TOKEN = (
     "The form's security token is missing or out of date (the server may have restarted). "
