@@ -461,10 +461,7 @@ class HFModel:
                 preallocate(cache, mask.shape[-1] + max(limits))
             following = positions[:, -1:] + 1
             while True:
-                chosen = out.logits[:, -1].argmax(-1)
-                # argmax takes a NaN for the largest: a row with one (or with +inf) has it at its choice
-                if not bool(out.logits[:, -1].gather(-1, chosen[:, None]).isfinite().all()):
-                    raise self._not_numbers("next-token scores")
+                chosen = self._greedy_choice(out.logits[:, -1])
                 keep = []
                 for slot, (row, token) in enumerate(zip(active, chosen.tolist(), strict=True)):
                     if token == eos:
@@ -554,9 +551,7 @@ class HFModel:
 
         class Finite(LogitsProcessor):  # the pruned path's check of each step's choices
             def __call__(self, input_ids: Any, scores: Any) -> Any:
-                chosen = scores.argmax(-1)
-                if not bool(scores.gather(-1, chosen[:, None]).isfinite().all()):
-                    raise model._not_numbers("next-token scores")
+                model._greedy_choice(scores)
                 return scores
 
         with torch.inference_mode(), _quiet_transformers():
@@ -668,6 +663,14 @@ class HFModel:
                     )
                 )
         return out
+
+    def _greedy_choice(self, scores: Any) -> Any:
+        """Each row's highest-scoring token; a row whose choice is not finite stops the audit
+        (argmax takes a NaN for the largest, so a row with one, or with +inf, has it there)."""
+        chosen = scores.argmax(-1)
+        if not bool(scores.gather(-1, chosen[:, None]).isfinite().all()):
+            raise self._not_numbers("next-token scores")
+        return chosen
 
     def _not_numbers(self, what: str) -> RuntimeFailure:
         """A model whose numbers overflow (float16, often) or whose weights are broken gives NaN:

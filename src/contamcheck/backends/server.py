@@ -103,13 +103,13 @@ def parse_spec(spec: str) -> Endpoint:
     """``openai:URL[#MODEL]`` as an endpoint, or :class:`InputError` naming what is wrong (never
     repeating a password the address carries)."""
     body = spec.removeprefix(PREFIX).strip()
-    if "@" in body.partition("//")[2].partition("/")[0]:  # before "#" splits it: a password may hold one
-        raise InputError(
-            f"The server address {_shown(spec)} carries a user name or password, which contamcheck does "
-            "not send; put the server's API key in CONTAMCHECK_API_KEY (sent as a bearer token, never "
-            "stored)."
-        )
     shown = _shown(spec)
+    # where urlsplit would find a user or password, and before "#" splits one that holds a "#"
+    if "@" in body.partition("//")[2].partition("/")[0]:
+        raise InputError(
+            f"The server address {shown} carries a user name or password, which contamcheck does not "
+            "send; put the server's API key in CONTAMCHECK_API_KEY (sent as a bearer token, never stored)."
+        )
     url, hash_sign, model = body.partition("#")
     try:
         parts = urlsplit(url)  # an unclosed [ of an IPv6 address raises here
@@ -119,16 +119,11 @@ def parse_spec(spec: str) -> Endpoint:
         port = parts.port  # a port that is not a number raises here, not at the first request
     except ValueError:
         port = 0
-    if port == 0 and parts.netloc.rpartition("]")[2].count(":"):
+    if port == 0:  # ":0", or a port that is no number (no port at all is None)
         raise InputError(f"The server address in {shown} has no valid port (a number from 1 to 65535).")
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise InputError(
             f"Can't read the server address in {shown}: expected {SPEC_FORMAT} (an http:// or https:// URL)."
-        )
-    if parts.username is not None or parts.password is not None:  # an "@" past the first "/"
-        raise InputError(
-            f"The server address {shown} carries a user name or password, which contamcheck does not "
-            "send; put the server's API key in CONTAMCHECK_API_KEY (sent as a bearer token, never stored)."
         )
     if hash_sign and not model.strip():
         raise InputError(

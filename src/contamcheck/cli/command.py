@@ -7,34 +7,24 @@ from __future__ import annotations
 import dataclasses
 import shlex
 
-from ..config import AuditConfig
+from ..config import AuditConfig, option_name
 
 # the CLI's commands (a test keeps this in step with them): a MODEL of one of these names, or one
 # that starts with a dash, is written in the long form, where it can't be taken for anything else
 COMMANDS = ("audit", "benchmarks", "cache", "report", "run", "serve")
 
-# fields written as a flag and a value, in the order of `contamcheck run --help`
-VALUED = {
-    "field": "--field",
-    "limit": "-n",
-    "seed": "--seed",
-    "control": "--control",
-    "control_field": "--control-field",
-    "reference": "--reference",
-    "k": "-k",
-    "alpha": "--alpha",
-    "permutations": "--permutations",
-    "fail_on": "--fail-on",
-    "twins": "--twins",
-    "batch_size": "--batch-size",
-    "device": "--device",
-    "dtype": "--dtype",
-    "threads": "--threads",
-    "cache": "--cache",
-    "order_shards": "--order-shards",
-    "order_permutations": "--order-permutations",
-}
-SWITCHES = {"quick": "--quick", "twinless": "--twinless", "trust_remote_code": "--trust-remote-code"}
+# fields written as a flag and a value, in the order of `contamcheck run --help`, then switches
+VALUED = (
+    "field", "limit", "seed", "control", "control_field", "reference", "k", "alpha", "permutations",
+    "fail_on", "twins", "batch_size", "device", "dtype", "threads", "cache", "order_shards",
+    "order_permutations",
+)  # fmt: skip
+SWITCHES = ("quick", "twinless", "trust_remote_code")
+
+
+def flag(field: str) -> str:
+    """The option that sets ``field``, as a command writes it (``-n``, not ``-n/--limit``)."""
+    return "-n" if field == "limit" else option_name(field)
 
 
 def command_line(config: AuditConfig, program: str = "contamcheck") -> str:
@@ -46,13 +36,13 @@ def command_line(config: AuditConfig, program: str = "contamcheck") -> str:
         words += ["run", "--model", config.model, "--benchmark", config.benchmark]
     else:
         words += [config.model, config.benchmark]
-    for name, flag in VALUED.items():
+    for name in VALUED:
         value = getattr(config, name)
         if value != defaults[name]:
-            words += [flag, str(value)]
+            words += [flag(name), str(value)]
     if config.tests:
         words += ["--tests", ",".join(config.tests)]
-    words += [flag for name, flag in SWITCHES.items() if getattr(config, name)]
+    words += [flag(name) for name in SWITCHES if getattr(config, name)]
     if not config.ordered:
         words.append("--no-order")
     if config.no_cache:

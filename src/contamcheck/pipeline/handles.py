@@ -78,15 +78,19 @@ class ModelHandle:
         so that one that can't be reached ends a line the progress started."""
         if self.backend != "openai":
             return describe_model(self.spec, self.options, self.store.file_digest)
-        label = f"connecting to {self.spec}"
+        with self._step(f"connecting to {self.spec}"):
+            return describe_model(self.spec, self.options, self.store.file_digest)
+
+    @contextlib.contextmanager
+    def _step(self, label: str) -> Iterator[None]:
+        """A step of the progress with no count (a load, a connection): started, then done or failed."""
         self.progress(label, 0, 0)
         try:
-            description = describe_model(self.spec, self.options, self.store.file_digest)
-        except Exception:
-            self.progress(label, 0, FAILED)
+            yield
+        except Exception:  # out of memory moving a model to the device too; Ctrl-C is said by the CLI
+            self.progress(label, 0, FAILED)  # the line started must end; the error says why
             raise
         self.progress(label, 1, 1)
-        return description
 
     @property
     def namespace(self) -> str:
@@ -97,14 +101,8 @@ class ModelHandle:
 
     def get(self) -> LanguageModel:
         if self._model is None:
-            label = f"loading {self.description.name}"
-            self.progress(label, 0, 0)
-            try:
+            with self._step(f"loading {self.description.name}"):
                 self._model = load_model(self.spec, self.options, self.description)
-            except Exception:  # out of memory moving it to the device too; Ctrl-C is said by the CLI
-                self.progress(label, 0, FAILED)  # the line started must end; the error says why
-                raise
-            self.progress(label, 1, 1)
             self.loaded = True
             self._identity = self._identity or self._model.identity
             self._num_parameters = self._model.num_parameters()

@@ -175,7 +175,7 @@ def create_app(
         return page("missing.html.j2", 404)
 
     def require_token(candidate: object) -> None:
-        if not isinstance(candidate, str) or not token.matches(candidate):
+        if not token.matches(candidate):
             raise TokenRejected()
 
     @app.exception_handler(TokenRejected)
@@ -242,7 +242,7 @@ def create_app(
         tests = [value for value in form.getlist("tests") if isinstance(value, str)]
         values = FormValues.from_form({k: v for k, v in form.items() if isinstance(v, str)}, tests)
         candidate = form.get(CSRF_FIELD) or request.headers.get(CSRF_HEADER)
-        if request.scope.get(STALE) or not (isinstance(candidate, str) and token.matches(candidate)):
+        if request.scope.get(STALE) or not token.matches(candidate):
             # nothing is started; the page comes back filled in, with a token that works
             return front_page(values, STALE_FORM, 403)
         try:

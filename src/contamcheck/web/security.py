@@ -129,8 +129,9 @@ class CsrfToken:
     value: str = field(default_factory=lambda: secrets.token_urlsafe(32))
     cookie: str = field(default_factory=lambda: f"contamcheck_csrf_{secrets.token_hex(4)}")
 
-    def matches(self, candidate: str | None) -> bool:
-        if not candidate:
+    def matches(self, candidate: object) -> bool:
+        """Whether ``candidate`` (a form field, a header, a cookie: anything a request sent) is it."""
+        if not isinstance(candidate, str) or not candidate:
             return False
         return hmac.compare_digest(candidate.encode("utf-8", "replace"), self.value.encode("utf-8"))
 
