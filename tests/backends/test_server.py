@@ -83,6 +83,7 @@ def test_a_server_that_never_answers_stops_the_audit(monkeypatch, capsys):
         assert main([url, "sample", "-n", "20", "--quick"]) == 3
     err = capsys.readouterr().err
     assert "got no answer in 1 s" in err and "stuck" in err and "Traceback" not in err
+    assert "curl the model list" in err and "computed is kept" not in err  # nothing was computed
 
 
 @pytest.fixture
@@ -90,6 +91,8 @@ def plain_http_server(tmp_path: Path) -> Iterator[str]:
     """A real HTTP server that is not an OpenAI API: it serves a folder with one HTML page."""
     (tmp_path / "page").mkdir()
     (tmp_path / "page" / "models").write_text("<html>not an API</html>", encoding="utf-8")
+    (tmp_path / "json").mkdir()  # JSON, but not an OpenAI model list (another API's root)
+    (tmp_path / "json" / "models").write_text('{"models": ["m"]}', encoding="utf-8")
     handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(tmp_path))
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
@@ -102,11 +105,16 @@ def plain_http_server(tmp_path: Path) -> Iterator[str]:
 
 
 def test_a_server_that_is_not_an_api_is_named_with_the_fix(plain_http_server, capsys):
-    with pytest.raises(ModelLoadError, match=r"HTTP 404.*API root, usually ending in /v1"):
+    """A wrong address is bad input (exit 2); a server that can't be reached may only be down (3)."""
+    with pytest.raises(InputError, match=r"HTTP 404.*API root, usually ending in /v1"):
         load_model(f"openai:{plain_http_server}/v1")
-    assert main([f"openai:{plain_http_server}/page", "sample"]) == 3  # an HTML page: not JSON
+    assert main([f"openai:{plain_http_server}/v1", "sample"]) == 2
+    assert main([f"openai:{plain_http_server}/page", "sample"]) == 2  # an HTML page: not JSON
+    assert main([f"openai:{plain_http_server}/json", "sample"]) == 2
     err = capsys.readouterr().err
-    assert "did not answer JSON" in err and "Traceback" not in err
+    assert "/v1/models was not found (HTTP 404" in err and "did not answer JSON" in err
+    assert 'answered in an unexpected shape ({"models": ["m"]}' in err
+    assert "Traceback" not in err
 
 
 # The echo of the fingerprint's probe text, and of the probe followed by the server's own greedy
@@ -537,3 +545,29 @@ def test_a_served_prompt_already_generated_is_not_sent_again():
     )
     assert texts == ["A", "kept", "C"] and sorted(sent) == ["a", "c"]
     assert handed == {0: "A", 2: "C"} and steps[-1] == 3
+
+
+def test_the_same_model_at_two_addresses_shares_its_evidence_and_cache_info_names_both(tmp_path, capsys):
+    """The served name and the probe's numbers are the key, not the address: evidence computed
+    through one address is reused through the other, and `cache info` lists both names."""
+    urls = []
+    servers = []
+    for _ in range(2):
+        server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Recorded)
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        servers.append(server)
+        urls.append(f"openai:http://127.0.0.1:{server.server_address[1]}/v1")
+    cache = str(tmp_path / "cache")
+    try:
+        for url in urls:
+            assert main([url, "sample", "-n", "20", "--quick", "--no-order", "--cache", cache]) in (0, 1, 4)
+        reused = capsys.readouterr().err.splitlines()
+        assert main(["cache", "info", "--cache", cache]) == 0
+    finally:
+        for server in servers:
+            server.shutdown()
+            server.server_close()
+    out = capsys.readouterr().out
+    first, last = (f"m at {url.removeprefix('openai:')}" for url in urls)
+    assert f"    {last}: 40 entries\n      (also audited as {first})\n" in out
+    assert any(line.startswith("Evidence requests: model 40 of 40 from the cache") for line in reused)

@@ -396,10 +396,19 @@ class ServerModel:
         return [future.result() for future in futures]
 
     def _served_models(self) -> list[dict[str, Any]]:
-        reply = self._get("/models")
+        """The model list, the first request: a reply that is no OpenAI API's (not JSON, a 404,
+        another shape) means a wrong address, bad input, where a server that can't be reached may
+        only be down."""
+        request = urllib.request.Request(self.endpoint.base_url + "/models", headers=self._headers())
+        try:
+            reply = self._request(request, LIST_TIMEOUT_S)
+        except _NotAnAPI as exc:
+            raise InputError(str(exc)) from None
+        except _ClientError as exc:
+            raise (InputError(str(exc.failure)) if exc.status == 404 else exc.failure) from None
         data = reply.get("data") if isinstance(reply, dict) else None
         if not isinstance(data, list) or not all(isinstance(item, dict) and item.get("id") for item in data):
-            raise self._shape_error(reply)
+            raise InputError(str(self._shape_error(reply)))
         return data
 
     def _choose(self, listed: list[dict[str, Any]]) -> str:
@@ -505,15 +514,6 @@ class ServerModel:
                 raise
             raise exc.failure from None
 
-    def _get(self, path: str) -> Any:
-        try:
-            return self._request(
-                urllib.request.Request(self.endpoint.base_url + path, headers=self._headers()),
-                LIST_TIMEOUT_S,
-            )
-        except _ClientError as exc:
-            raise exc.failure from None
-
     def _post(self, path: str, body: dict[str, Any], raw_errors: bool = False) -> Any:
         """POST to a path under the API root, or to a full URL."""
         data = json.dumps(body).encode("utf-8")
@@ -550,9 +550,14 @@ class ServerModel:
             except (TimeoutError, http.client.HTTPException, urllib.error.URLError, OSError) as exc:
                 reason = getattr(exc, "reason", exc)
                 if isinstance(reason, TimeoutError):
+                    kept = (
+                        "What was computed is kept; the same command resumes."
+                        if self._answered
+                        else "Check that it answers (curl the model list), then run the command again."
+                    )
                     raise RuntimeFailure(
                         f"{where} got no answer in {timeout:.0f} s: the server is stuck or far too "
-                        "busy. What was computed is kept; the same command resumes."
+                        f"busy. {kept}"
                     ) from None
                 refused = isinstance(reason, ConnectionRefusedError)
                 if attempt < RETRIES and (self._answered or not refused):

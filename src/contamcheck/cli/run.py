@@ -189,6 +189,8 @@ def show_cache(folder: str | None) -> int:
             else ""
         )
         console.print(escape(f"    {entry['model']}{which}: {entry['entries']} entries"))
+        if entry["also"]:
+            console.print(escape(f"      (also audited as {', '.join(entry['also'])})"))
     converted = summary["converted"]
     if converted["count"]:
         console.print(

@@ -422,16 +422,21 @@ def _summarise(db: sqlite3.Connection | None, folder: Path) -> dict[str, Any]:
         if db is not None and _has_table(db, "evidence") and _has_table(db, "models")
         else []
     )
-    per_model = [
-        {
-            "model": (json.loads(info) if info else {}).get("name", namespace.split("|")[0]),
-            "namespace": namespace,
-            "entries": count,
-            "first": first,
-            "last": last,
-        }
-        for namespace, count, first, last, info in rows
-    ]
+    per_model = []
+    for namespace, count, first, last, info in rows:
+        stored = json.loads(info) if info else {}
+        name = stored.get("name", namespace.split("|")[0])
+        names = [other for other in stored.get("names", []) if other != name]
+        per_model.append(
+            {
+                "model": name,  # the name it was last audited under
+                "also": names,  # others that reached the same evidence (another address, a copy)
+                "namespace": namespace,
+                "entries": count,
+                "first": first,
+                "last": last,
+            }
+        )
     size = sum(p.stat().st_size for p in folder.glob(FILE_NAME + "*") if p.is_file())
     derived = {name: {"bytes": tree_size(folder / name), "count": _count(folder / name)} for name in DERIVED}
     return {"path": str(folder / FILE_NAME), "bytes": size, "models": per_model, **derived}

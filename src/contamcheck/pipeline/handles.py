@@ -71,7 +71,6 @@ class ModelHandle:
         self._model: LanguageModel | None = None
         self._identity = self.description.identity
         self._num_parameters: int | None = None
-        self._stored: dict[str, Any] | None = None  # what the load put in the store about the model
 
     def _describe(self) -> ModelDescription:
         """What the model is. A server is asked (its model list, a probe text): a step of its own,
@@ -106,21 +105,31 @@ class ModelHandle:
             self.loaded = True
             self._identity = self._identity or self._model.identity
             self._num_parameters = self._model.num_parameters()
-            self._stored = {"num_parameters": self._num_parameters, "name": self.description.name}
-            self.store.put_model_info(self.namespace, self._stored)
+            self._record(self.store.get_model_info(self.namespace))
         return self._model
+
+    def _record(self, stored: dict[str, Any] | None) -> None:
+        """Store the model's size and the name it is audited under, first among the others that
+        reached the same evidence (a server's model at another address, a copy of the weights in
+        another folder): `cache info` lists them. Stored again if the cache was cleared since."""
+        name = self.description.name
+        known = stored or {}
+        others = [n for n in known.get("names", [known.get("name")]) if isinstance(n, str) and n != name]
+        wanted = {"num_parameters": self._num_parameters, "name": name, "names": [name, *others]}
+        if stored != wanted:
+            self.store.put_model_info(self.namespace, wanted)
 
     @property
     def info(self) -> ModelInfo:
+        stored = self.store.get_model_info(self.namespace)
         if self._num_parameters is None:
-            stored = self.store.get_model_info(self.namespace)
             if stored is not None:
                 self._num_parameters = stored.get("num_parameters")
             elif self.backend != "fake":
                 self.get()
-        if self._stored is not None and self.store.get_model_info(self.namespace) is None:
-            # the cache was cleared since the load: the evidence stored since goes with its name again
-            self.store.put_model_info(self.namespace, self._stored)
+                stored = self.store.get_model_info(self.namespace)
+        if stored is not None or self.loaded:
+            self._record(stored)
         return ModelInfo(
             spec=self.spec,
             name=self.description.name,
