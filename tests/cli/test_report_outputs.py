@@ -179,6 +179,18 @@ def test_help_lists_the_options(command, capsys):
     assert "--csv" in out and "--html" in out
 
 
+@pytest.mark.parametrize("columns", ["40", "80", "200"])
+def test_the_two_usage_lines_and_the_command_list_are_whole_at_any_width(columns, monkeypatch, capsys):
+    monkeypatch.setenv("COLUMNS", columns)
+    assert main(["--help"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith(
+        "Usage: contamcheck MODEL BENCHMARK [OPTIONS]\n       contamcheck COMMAND [ARGS]...\n"
+    )
+    if columns != "40":  # click shortens a command's help to the width; none is cut at 80
+        assert "..." not in out.split("Commands:")[1]
+
+
 @pytest.mark.parametrize(
     "command",
     [["fake:clean", "sample"], ["run"], ["report"], ["serve"], ["cache", "info"], ["cache", "clear"]],

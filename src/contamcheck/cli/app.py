@@ -32,9 +32,9 @@ class ShortFormGroup(click.Group):
         return super().parse_args(ctx, args)
 
     def format_usage(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
-        formatter.write_usage(
-            "contamcheck", "MODEL BENCHMARK [OPTIONS]\n       contamcheck COMMAND [ARGS]..."
-        )
+        # two lines, written as they are (click's write_usage wraps one, a narrow terminal's width)
+        formatter.write("Usage: contamcheck MODEL BENCHMARK [OPTIONS]\n")
+        formatter.write("       contamcheck COMMAND [ARGS]...\n")
 
     def shell_complete(self, ctx: click.Context, incomplete: str) -> list[CompletionItem]:
         """The first word is a command or, in the short form, the model."""
@@ -259,7 +259,7 @@ def audit_command(model: str, benchmark: str, **options: Any) -> int:
     return _run_audit(model, benchmark, options)
 
 
-@cli.command("run")
+@cli.command("run", short_help="Audit a model on a benchmark (the long form).")
 @click.argument("model_arg", metavar="[MODEL]", required=False, shell_complete=completion.model)
 @click.argument("benchmark_arg", metavar="[BENCHMARK]", required=False, shell_complete=completion.benchmark)
 @click.option(
@@ -340,7 +340,7 @@ def benchmarks_command() -> int:
     return 0
 
 
-@cli.command("serve")
+@cli.command("serve", short_help="The same audit in a browser (loopback only).")
 @click.option(
     "--host",
     default="127.0.0.1",
