@@ -104,6 +104,42 @@ def _edited(tmp_path: Path, data: dict) -> Path:
             lambda d: d.update(tests=[]),
             "the verdict 'likely' does not follow from the tests' statuses (none calibrated)",
         ),
+        # the failing tests passed, the verdict laundered to match: their p-values give them away
+        (
+            lambda d: (
+                [t.update(status="pass") for t in d["tests"] if t["status"] == "fail"],
+                d["verdict"].update(code="clean", label="No evidence found", exit_code=0),
+            ),
+            "min-k++: status 'pass' with an adjusted p of 5.35e-79, below 0.05",
+        ),
+        (
+            lambda d: (
+                d.update(tests=[]),
+                d["verdict"].update(code="clean", label="No evidence found", exit_code=0),
+            ),
+            "the verdict is 'clean' but no calibrated test ran",
+        ),
+        (
+            lambda d: d["tests"][3].update(p_adjusted=0.9),
+            "zlib: status 'fail' needs an adjusted p below alpha 0.001 (it is 0.9)",
+        ),
+        (lambda d: d["tests"][3].update(p_adjusted=1e-61), "zlib: adjusted p 1e-61 is below its p-value"),
+        (lambda d: d["index"].update(value=0.0, band="low"), "the evidence index 0.0 (low) is not what"),
+        (lambda d: d["index"].update(band="low"), "the evidence index 0.3571 (low) is not what"),
+        (
+            lambda d: d["index"]["components"][2].update(strength=0.0),
+            "the evidence index weighs min-k++ other than its status 'fail' says",
+        ),
+        (lambda d: d["tests"][2].update(flag_rate_ci=[0.9, 0.1]), "min-k++: flag rate 0.528"),
+        (
+            lambda d: [item["tests"]["zlib"].update(flagged=False) for item in d["items"]],
+            "zlib: 88 flagged, but 0 of its questions are marked flagged",
+        ),
+        (lambda d: d["tests"].append(d["tests"][0]), "the test 'completion' is listed twice"),
+        (lambda d: d["sample"].update(tested=999), "sample.tested 999 is more than the 195"),
+        (lambda d: d["settings"].update(alpha=2), "settings.alpha: Input should be less than 1"),
+        (lambda d: d["run"].update(duration_s=-5), "run.duration_s is negative"),
+        (lambda d: d["run"].update(finished_at="2020-01-01T00:00:00+00:00"), "finished_at is before"),
         # questions without a twin (--twinless): only with the setting, never more than were tested
         (
             lambda d: d["control"].update(without_twin=5),

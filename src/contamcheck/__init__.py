@@ -16,6 +16,7 @@ __all__ = [
     "InputError",
     "ModelLoadError",
     "Report",
+    "ReportInvalid",
     "ReportUnreadable",
     "RuntimeFailure",
     "__version__",
@@ -24,7 +25,14 @@ __all__ = [
 
 if TYPE_CHECKING:
     from .config import AuditConfig
-    from .errors import ContamcheckError, InputError, ModelLoadError, ReportUnreadable, RuntimeFailure
+    from .errors import (
+        ContamcheckError,
+        InputError,
+        ModelLoadError,
+        ReportInvalid,
+        ReportUnreadable,
+        RuntimeFailure,
+    )
     from .pipeline import audit
     from .report.model import Report
 
@@ -34,6 +42,7 @@ _LAZY = {
     "ContamcheckError": ("contamcheck.errors", "ContamcheckError"),
     "InputError": ("contamcheck.errors", "InputError"),
     "ModelLoadError": ("contamcheck.errors", "ModelLoadError"),
+    "ReportInvalid": ("contamcheck.errors", "ReportInvalid"),
     "ReportUnreadable": ("contamcheck.errors", "ReportUnreadable"),
     "RuntimeFailure": ("contamcheck.errors", "RuntimeFailure"),
     "Report": ("contamcheck.report.model", "Report"),

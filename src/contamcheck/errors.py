@@ -57,3 +57,8 @@ class UnknownNameError(InputError):
 class ReportUnreadable(InputError):
     """A saved report that can't be read: missing, not JSON, another schema, or one that contradicts
     itself (edited)."""
+
+
+class ReportInvalid(InputError):
+    """A report changed in memory so that it contradicts itself (or holds a value no report holds):
+    refused before it is written or rendered, as ``read_report`` would refuse the file."""

@@ -93,7 +93,9 @@ def test_each_median_tile_says_what_it_is_the_median_of(twin_report):
 
 def test_an_inconclusive_report_shows_no_index_table(twin_report):
     """ "n/a" above a table of weights that "count" read as a contradiction."""
-    verdict = twin_report.verdict.model_copy(update={"code": "inconclusive", "label": "Inconclusive"})
+    verdict = twin_report.verdict.model_copy(
+        update={"code": "inconclusive", "label": "Inconclusive", "exit_code": 4}
+    )
     index = twin_report.index.model_copy(update={"band": "n/a", "value": None})
     html = to_html(twin_report.model_copy(update={"verdict": verdict, "index": index}))
     assert "<th>Counts?</th>" not in html and "Strength is read off" not in html
@@ -227,3 +229,22 @@ def test_a_report_changed_in_memory_renders_as_its_file_would(twin_report: Repor
     assert math.isnan(report.tests[0].p_value)  # a copy was rendered: the report stays as it was
     report.run.duration_s = float("nan")  # a number every report holds: left as it is, still rendered
     assert "nan" in to_html(report)
+
+
+def test_a_report_changed_in_memory_to_contradict_itself_is_refused_by_every_rendering(twin_report: Report):
+    from contamcheck import ReportInvalid
+    from contamcheck.report import to_csv, to_json
+
+    report = twin_report.model_copy(deep=True)
+    passing = next(t for t in report.tests if t.status == "pass")
+    passing.p_value = passing.p_adjusted = 1e-9  # its p-values changed, its status left as it was
+    for render in (to_json, to_html, to_csv):
+        with pytest.raises(
+            ReportInvalid, match=rf"{passing.name}: status 'pass' with an adjusted p of 1e-09"
+        ):
+            render(report)
+    report.tests[1].flag_rate = 5.0  # a value no report holds
+    with pytest.raises(ReportInvalid, match=r"tests.1.flag_rate: Input should be less than or equal to 1"):
+        to_json(report)
+    with pytest.raises(TypeError, match="expected a contamcheck Report, got dict"):
+        to_json(report.model_dump())  # type: ignore[arg-type]

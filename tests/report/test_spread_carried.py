@@ -3,21 +3,24 @@
 from __future__ import annotations
 
 from contamcheck import Report
+from contamcheck.pipeline.assemble import judged
 from contamcheck.report import to_html
 from contamcheck.report.terminal import test_line as line_of
 
 
 def _carried(report: Report) -> Report:
     """The first bulk test as the spread test fails it: p at its floor, 5% flagged, no tail."""
-    tests = list(report.tests)
+    tests = [result.model_copy(deep=True) for result in report.tests]  # judged sets their statuses
     first = next(i for i, result in enumerate(tests) if result.null is not None)
     result = tests[first]
     assert result.null is not None
     null = result.null.model_copy(
         update={"tail_p_value": 0.6, "spread_p_value": 3.3e-5, "spread_correlation": 0.16}
     )
-    tests[first] = result.model_copy(update={"null": null, "status": "fail", "p_value": 6.7e-5})
-    return report.model_copy(update={"tests": tests})
+    tests[first] = result.model_copy(update={"null": null, "p_value": 6.7e-5})
+    verdict, index = judged(tests, report.settings.alpha, False, report.verdict.fail_on)
+    assert tests[first].status == "fail"
+    return report.model_copy(update={"tests": tests, "verdict": verdict, "index": index})
 
 
 def test_the_terminal_line_leads_with_the_spread_when_the_spread_gave_the_p_value(

@@ -35,8 +35,6 @@ from ..methods.canonical_order import CanonicalOrder, Shard
 from ..methods.guided import Guided
 from ..report.model import (
     BenchmarkInfo,
-    EvidenceIndex,
-    IndexComponent,
     ItemRecord,
     ModelInfo,
     ReferenceInfo,
@@ -45,10 +43,8 @@ from ..report.model import (
     SampleInfo,
     Settings,
     TestResult,
-    Verdict,
 )
-from ..stats import EXPECTED_RATE, exit_code, is_calibrated, judge
-from ..stats.index import evidence_index
+from ..stats import EXPECTED_RATE, is_calibrated, judge
 from . import assemble
 from .handles import (
     ModelHandle,
@@ -275,11 +271,7 @@ def _audit(
 
     progress(ANALYSIS, len(tests), len(tests))
     # questions without a twin were tested: a benchmark seen whole can't be cleared by the bulk alone
-    judgement = judge(results, config.alpha, twinless=controls.without_twin > 0)
-    for result in results:
-        result.p_adjusted = judgement.p_adjusted.get(result.name)
-        result.status = judgement.statuses[result.name]
-    index = evidence_index(results, judgement.code)
+    verdict, index = assemble.judged(results, config.alpha, controls.without_twin > 0, config.fail_on)
 
     # a reference the self-check passed over did its work (its scores audited alone), not the audit's
     checked = reference_info.model
@@ -328,19 +320,8 @@ def _audit(
             order_permutations=config.order_permutations,
         ),
         tests=results,
-        verdict=Verdict(
-            code=judgement.code,
-            label=judgement.label,
-            explanation=judgement.explanation,
-            fail_on=config.fail_on,
-            exit_code=exit_code(judgement.code, config.fail_on),
-        ),
-        index=EvidenceIndex(
-            value=index.value,
-            band=index.band,
-            components=[IndexComponent(**vars(c)) for c in index.components],
-            explanation=index.explanation,
-        ),
+        verdict=verdict,
+        index=index,
         items=[*items.values(), *control_records.values()],
         caveats=assemble.caveats(results, reference_info, controls, config.model) + also_reads_likely,
         warnings=assemble.warnings(target_engine, reference_engine)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import platform
 from importlib import metadata
+from typing import Literal
 
 from .. import __version__
 from ..backends.packaged import PACKAGED
@@ -13,12 +14,46 @@ from ..controls import CONTROLS_AT_LEAST, FEW_TWINS, NO_TWIN, TOO_SHORT, Control
 from ..controls.split import MIN_WORDS
 from ..evidence.engine import EngineStats, EvidenceEngine
 from ..report.advice import more_questions_caveat, numberless_caveat
-from ..report.model import ControlInfo, EvidenceUse, ReferenceInfo, TestResult
+from ..report.model import (
+    ControlInfo,
+    EvidenceIndex,
+    EvidenceUse,
+    IndexComponent,
+    ReferenceInfo,
+    TestResult,
+    Verdict,
+)
 from ..stats.bulk import MINORITY_BULK
 from ..stats.flags import few_controls
-from ..stats.verdict import MINORITY_WHY, TWINS_WHY, listed, minority_remedy
+from ..stats.index import evidence_index
+from ..stats.verdict import MINORITY_WHY, TWINS_WHY, exit_code, judge, listed, minority_remedy
 
 VERSIONED_PACKAGES = ("numpy", "scipy", "torch", "transformers", "tokenizers", "gguf", "rouge-score")
+
+
+def judged(
+    results: list[TestResult], alpha: float, twinless: bool, fail_on: Literal["likely", "evidence"]
+) -> tuple[Verdict, EvidenceIndex]:
+    """The verdict and the evidence index, each result's adjusted p-value and status set on it.
+    ``twinless``: questions without a twin were tested, so the bulk alone can't clear a benchmark."""
+    judgement = judge(results, alpha, twinless=twinless)
+    for result in results:
+        result.p_adjusted = judgement.p_adjusted.get(result.name)
+        result.status = judgement.statuses[result.name]
+    index = evidence_index(results, judgement.code)
+    verdict = Verdict(
+        code=judgement.code,
+        label=judgement.label,
+        explanation=judgement.explanation,
+        fail_on=fail_on,
+        exit_code=exit_code(judgement.code, fail_on),
+    )
+    return verdict, EvidenceIndex(
+        value=index.value,
+        band=index.band,
+        components=[IndexComponent(**vars(c)) for c in index.components],
+        explanation=index.explanation,
+    )
 
 
 def control_info(controls: Controls, control_benchmark: Benchmark | None) -> ControlInfo:

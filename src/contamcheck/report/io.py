@@ -12,7 +12,7 @@ from typing import get_args
 import numpy as np
 from pydantic import BaseModel, ValidationError
 
-from ..errors import InputError, ReportUnreadable, RuntimeFailure
+from ..errors import InputError, ReportInvalid, ReportUnreadable, RuntimeFailure
 from .model import SCHEMA_VERSION, Report
 
 
@@ -93,19 +93,30 @@ _UMASK = _read_umask()  # once, at import: os.umask is process-wide, so never fr
 
 
 def to_json(report: Report) -> str:
-    """The report as the JSON the CLI's ``--json`` and ``--output`` write (``read_report`` reads it)."""
-    return report.model_dump_json(indent=2) + "\n"
+    """The report as the JSON the CLI's ``--json`` and ``--output`` write (``read_report`` reads it).
+    A report changed in memory so that it contradicts itself raises :class:`ReportInvalid`."""
+    return as_saved(report).model_dump_json(indent=2) + "\n"
 
 
 def as_saved(report: Report) -> Report:
-    """The report as its file holds it: what renders a report made or changed in memory, where a
-    NaN or an infinity is a number not computed (null in the file, "not scored" in a rendering),
-    not a value a renderer meets. A copy where there is one; the report itself where there is none."""
-    if not _has_constant(report):
-        return report
-    copy = report.model_copy(deep=True)
-    _null_constants(copy)
-    return copy
+    """The report as its file holds it, checked as ``read_report`` checks a file: what renders a
+    report made or changed in memory. A NaN or an infinity is a number not computed (null in the
+    file, "not scored" in a rendering), not a value a renderer meets; a report whose fields were
+    changed so that it contradicts itself (a status its p-value does not give, a rate above 1)
+    raises :class:`ReportInvalid` rather than be written or shown. A copy."""
+    if not isinstance(report, Report):
+        raise TypeError(f"expected a contamcheck Report, got {type(report).__name__}")
+    source = report
+    if _has_constant(report):
+        source = report.model_copy(deep=True)
+        _null_constants(source)
+    try:
+        return Report.model_validate(source.model_dump())
+    except ValidationError as exc:
+        raise ReportInvalid(
+            f"The report can't be saved or shown: {_first_error(exc)}. Change it back, or run the "
+            "audit again."
+        ) from None
 
 
 def _is_constant(value: object) -> bool:
@@ -205,6 +216,12 @@ def read_report(path: str | Path) -> Report:
     try:
         return Report.model_validate(data)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(part) for part in first["loc"])
-        raise ReportUnreadable(f"{str(path)!r} is not a valid report: {where}: {first['msg']}.") from None
+        raise ReportUnreadable(f"{str(path)!r} is not a valid report: {_first_error(exc)}.") from None
+
+
+def _first_error(exc: ValidationError) -> str:
+    """The first thing wrong, where it is: ``tests.1.flag_rate: Input should be ...``."""
+    first = exc.errors()[0]
+    where = ".".join(str(part) for part in first["loc"])
+    said = first["msg"].removeprefix("Value error, ")  # pydantic's words for a validator's ValueError
+    return f"{where}: {said}" if where else said

@@ -64,9 +64,9 @@ class BenchmarkInfo(_Model):
 
 
 class SampleInfo(_Model):
-    requested: int
-    tested: int
-    testable: int
+    requested: Count
+    tested: Count
+    testable: Count
     seed: int
     set_aside: dict[str, int] = Field(default_factory=dict, description="untestable questions, by reason")
 
@@ -197,7 +197,7 @@ class TestResult(_Model):
         ):
             raise ValueError(
                 f"{self.name}: {self.n_flagged} of {self.n} flagged does not agree with flag_rate "
-                f"{self.flag_rate}: the file was edited"
+                f"{self.flag_rate}: edited after the audit"
             )
         return self
 
@@ -291,13 +291,13 @@ class Verdict(_Model):
 
         if self.label != VERDICT_LABELS[self.code]:
             raise ValueError(
-                f"label {self.label!r} is not that of the verdict {self.code!r}: the file was edited"
+                f"label {self.label!r} is not that of the verdict {self.code!r}: edited after the audit"
             )
         expected = exit_code(self.code, self.fail_on)
         if self.exit_code != expected:
             raise ValueError(
                 f"exit_code {self.exit_code} does not follow from the verdict {self.code!r} with "
-                f"fail_on {self.fail_on!r} (that is {expected}): the file was edited"
+                f"fail_on {self.fail_on!r} (that is {expected}): edited after the audit"
             )
         return self
 
@@ -307,7 +307,7 @@ class Settings(_Model):
     quick: bool
     limit: int
     seed: int
-    alpha: float
+    alpha: Annotated[float, Field(gt=0, lt=1)]
     k: float
     permutations: int
     expected_rate: float
@@ -377,7 +377,7 @@ class Report(_Model):
             raise ValueError(
                 f"control.without_twin is {alone} of {self.sample.tested} questions tested, with "
                 f"settings.twinless {self.settings.twinless}: questions without a twin are tested only "
-                "with --twinless, and never more than were tested: the file was edited"
+                "with --twinless, and never more than were tested: edited after the audit"
             )
         return self
 
@@ -391,8 +391,17 @@ class Report(_Model):
             statuses = ", ".join(f"{t.name} {t.status}" for t in self.tests if t.calibrated)
             raise ValueError(
                 f"the verdict {code!r} does not follow from the tests' statuses "
-                f"({statuses or 'none calibrated'}): the file was edited"
+                f"({statuses or 'none calibrated'}): edited after the audit"
             )
+        return self
+
+    @model_validator(mode="after")
+    def _numbers_agree(self) -> Report:
+        from .checks import contradiction  # the rules of stats.verdict and stats.index, read lazily
+
+        said = contradiction(self)
+        if said is not None:
+            raise ValueError(f"{said}: edited after the audit")
         return self
 
     def test(self, name: str) -> TestResult:

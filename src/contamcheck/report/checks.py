@@ -1,0 +1,140 @@
+"""What a report's numbers say of each other, checked where it is read back or written.
+
+Each rule holds, by construction, in every report an audit makes (``stats.verdict`` and
+``stats.index`` apply them), and held in each of the 172 reports saved in this repository, of every
+schema version: so a report that breaks one was changed after its audit, and a gate re-reading it
+(``contamcheck report``) must not take its verdict. The rules are the documented ones, not a
+re-run of the analysis: they catch an edit made carelessly or naively (a status or a verdict
+changed alone), not a forger who changes every number that depends on another.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import TYPE_CHECKING
+
+from ..stats.index import MODERATE, WARN_STRENGTH, band_of
+from ..stats.verdict import WARN_LEVEL
+
+if TYPE_CHECKING:
+    from .model import Report, TestResult
+
+TOLERANCE = 1e-6  # the index and its weights are saved rounded to 4 places
+
+
+def contradiction(report: Report) -> str | None:
+    """The first rule ``report`` breaks, in words; None when it keeps them all."""
+    return _sample(report) or _tests(report) or _index(report) or _run(report)
+
+
+def _sample(report: Report) -> str | None:
+    sample = report.sample
+    if sample.tested > sample.testable:
+        return f"sample.tested {sample.tested} is more than the {sample.testable} questions testable"
+    return None
+
+
+def _tests(report: Report) -> str | None:
+    names = [test.name for test in report.tests]
+    twice = sorted({name for name in names if names.count(name) > 1})
+    if twice:
+        return f"the test {twice[0]!r} is listed twice"
+    ran = any(test.calibrated and test.status != "skipped" for test in report.tests)
+    if report.verdict.code == "clean" and not ran:
+        return "the verdict is 'clean' but no calibrated test ran"
+    for test in report.tests:
+        said = _status(test, report.settings.alpha) or _flags(test, report)
+        if said:
+            return f"{test.name}: {said}"
+    return None
+
+
+def _status(test: TestResult, alpha: float) -> str | None:
+    """A status follows from the adjusted p-value (and, to fail, from the flag rate)."""
+    adjusted = test.p_adjusted
+    if (test.status == "skipped") != (adjusted is None):
+        return f"status {test.status!r} with an adjusted p-value of {adjusted}"
+    if adjusted is None:
+        return None
+    if test.p_value is not None and adjusted < test.p_value * (1 - 1e-9):
+        return f"adjusted p {adjusted:.3g} is below its p-value {test.p_value:.3g} (Holm only raises one)"
+    strong_enough = test.aggregate_evidence or (
+        test.flag_rate is not None and test.flag_rate >= 2 * test.expected_rate
+    )
+    if test.status == "fail" and not (adjusted < alpha and strong_enough):
+        return (
+            f"status 'fail' needs an adjusted p below alpha {alpha:g} (it is {adjusted:.3g}) and "
+            f"at least twice the expected flag rate (it is {test.flag_rate})"
+        )
+    if test.status == "warn" and not adjusted < WARN_LEVEL:
+        return f"status 'warn' needs an adjusted p below {WARN_LEVEL} (it is {adjusted:.3g})"
+    if test.status == "pass" and adjusted < WARN_LEVEL:
+        return f"status 'pass' with an adjusted p of {adjusted:.3g}, below {WARN_LEVEL}"
+    return None
+
+
+def _flags(test: TestResult, report: Report) -> str | None:
+    """The flag rate lies in its interval, and the questions' own flags add up to the count."""
+    interval = test.flag_rate_ci
+    if interval is not None and test.flag_rate is not None:
+        low, high = interval
+        if not low - 1e-9 <= test.flag_rate <= high + 1e-9:
+            return f"flag rate {test.flag_rate} is outside its interval ({low}, {high})"
+    if test.kind == "aggregate" or test.status == "skipped":
+        return None
+    flagged = sum(
+        1
+        for item in report.items
+        if not item.is_control and test.name in item.tests and item.tests[test.name].flagged
+    )
+    if flagged != test.n_flagged:
+        return f"{test.n_flagged} flagged, but {flagged} of its questions are marked flagged"
+    return None
+
+
+def _index(report: Report) -> str | None:
+    """The index follows the statuses, its band its value, and its direction the verdict."""
+    index, code = report.index, report.verdict.code
+    if (code == "inconclusive") != (index.value is None) or (index.value is None) != (index.band == "n/a"):
+        return f"the evidence index {index.value} ({index.band}) does not go with the verdict {code!r}"
+    components = index.components
+    if [c.test for c in components] != [t.name for t in report.tests]:
+        return "the evidence index weighs other tests than those the report lists"
+    total = sum(c.base_weight for c in components if c.contributes)
+    for component, test in zip(components, report.tests, strict=True):
+        contributes = test.calibrated and test.status != "skipped"
+        expected = {"pass": 0.0, "skipped": 0.0, "warn": WARN_STRENGTH}.get(test.status)
+        strength = component.strength
+        weight = component.base_weight / total if contributes and total else 0.0
+        if (
+            component.contributes != contributes
+            or abs(component.weight - weight) > TOLERANCE
+            or (expected is not None and abs(strength - expected) > TOLERANCE)
+            or (test.status == "fail" and not 0.6 <= strength <= 1)
+        ):
+            return f"the evidence index weighs {test.name} other than its status {test.status!r} says"
+    if index.value is None:
+        return None
+    weighed = sum(c.weight * c.strength for c in components if c.contributes)
+    raised = code == "likely" and weighed < MODERATE and abs(index.value - MODERATE) <= TOLERANCE
+    if (abs(index.value - weighed) > 1e-4 and not raised) or index.band != band_of(index.value):
+        return f"the evidence index {index.value} ({index.band}) is not what its components weigh"
+    if (
+        (code == "clean" and index.value != 0)
+        or (code == "evidence" and index.value > WARN_STRENGTH)
+        or (code == "likely" and index.value < MODERATE)
+    ):
+        return f"the evidence index {index.value} points away from the verdict {code!r}"
+    return None
+
+
+def _run(report: Report) -> str | None:
+    run = report.run
+    if run.duration_s < 0:
+        return f"run.duration_s is negative ({run.duration_s})"
+    try:
+        backwards = datetime.fromisoformat(run.finished_at) < datetime.fromisoformat(run.started_at)
+    except (ValueError, TypeError):  # TypeError: one with a time zone, one without
+        times = f"{run.started_at!r}, {run.finished_at!r}"
+        return f"run.started_at / finished_at are not times of one zone ({times})"
+    return "run.finished_at is before run.started_at" if backwards else None
