@@ -228,7 +228,7 @@ def test_summary_and_clear(tmp_path):
     assert removed["entries"] == 2 and removed["files"] == 2 and removed["bytes"] >= 2000
     assert cache.summary()["models"] == []
     left = {p.name for p in tmp_path.iterdir()} - {"evidence.sqlite3-wal", "evidence.sqlite3-shm"}
-    assert left == {"evidence.sqlite3"}
+    assert left == {"evidence.sqlite3", "CACHEDIR.TAG"}  # still a cache: the tag stays
 
 
 def test_cache_info_tells_apart_two_identities_under_one_name(tmp_path, capsys):

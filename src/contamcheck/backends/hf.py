@@ -19,10 +19,12 @@ import hashlib
 import importlib.util
 import inspect
 import json
+import os
 import re
 import struct
 import sys
 import threading
+import time
 import warnings
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -49,6 +51,7 @@ TOKENIZER_FILES = (
 LOGIT_BYTES_BUDGET = 96 * 2**20  # the [tokens x vocab] logits of one forward pass
 REDUCE_FLOATS = 2**19  # positions x vocab reduced at once: 2 MiB of fp32, under memory.LOW_MEMORY_THRESHOLD
 CACHE_BYTES_BUDGET = 256 * 2**20  # the key/value cache of one generation batch
+STALE_STAGING_S = 3600  # a half-made converted copy this old is a killed process's
 SHARED_PREFIX_MIN = 16  # tokens a generation batch's prompts must share before we prefill them once
 FAMILY_TOKENS = 32  # prompts whose first this-many tokens agree are batched together
 _LOADING = threading.Lock()  # HFModel.load: one at a time in a process
@@ -793,7 +796,8 @@ def _save_converted(model: Any, tokenizer: Any, target: Path) -> None:
     staging: Path | None = None
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
-        staging = Path(tempfile.mkdtemp(dir=target.parent, prefix=".staging-"))
+        _remove_outdated_copies(target.parent)
+        staging = Path(tempfile.mkdtemp(dir=target.parent, prefix=f".staging-{os.getpid()}-"))
         with _quiet_transformers():
             save_file(_unshared_state(model), str(staging / "model.safetensors"), metadata={"format": "pt"})
             config = model.config.to_dict()
@@ -811,12 +815,36 @@ def _save_converted(model: Any, tokenizer: Any, target: Path) -> None:
 
 
 def _remove_outdated_copies(folder: Path) -> None:
-    """Copies in the format before v2 (named by the bare digest) are never read again: 0.5 GB each."""
+    """Copies in the format before v2 (named by the bare digest) are never read again: 0.5 GB each;
+    nor is a copy half-made by a process killed outright (SIGKILL: nothing could remove it): its
+    process is gone, or it was started an hour ago or more, far longer than a conversion takes
+    (30-60 s for SmolLM2; the hour covers a cache shared with another machine's processes)."""
     import shutil
 
     for old in folder.iterdir():
         if re.fullmatch(r"[0-9a-f]{24}", old.name) and old.is_dir() and (old / "config.json").is_file():
             shutil.rmtree(old, ignore_errors=True)
+        elif old.name.startswith(".staging-") and old.is_dir():
+            owner = re.match(r"\.staging-(\d+)-", old.name)
+            try:
+                stale = time.time() - old.stat().st_mtime > STALE_STAGING_S
+            except OSError:  # removed meanwhile
+                continue
+            if stale or (owner is not None and not _alive(int(owner.group(1)))):
+                shutil.rmtree(old, ignore_errors=True)
+
+
+def _alive(pid: int) -> bool:
+    """Whether a process ``pid`` runs on this machine (one of another user's counts)."""
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # PermissionError: it runs, as another user
+        return True
+    return True
 
 
 def _unshared_state(model: Any) -> dict[str, Any]:

@@ -173,6 +173,8 @@ def show_cache(folder: str | None) -> int:
                 "one; `contamcheck cache clear` deletes it"
             )
         )
+    elif "newer" in summary:
+        console.print(escape(f"    written by a newer contamcheck ({summary['newer']}): upgrade to read it"))
     elif "unopened" in summary:
         console.print(escape(f"    can't be opened ({summary['unopened']}): check its owner and permissions"))
     elif not summary["models"]:
@@ -204,12 +206,18 @@ def show_cache(folder: str | None) -> int:
 
 
 def clear_cache(folder: str | None) -> int:
-    from ..evidence.cache import EvidenceCache, cache_folder
+    from ..evidence.cache import FILE_NAME, TAG_NAME, EvidenceCache, cache_folder, is_cache
 
     where = cache_folder(folder)
     if not where.exists():
         stdout_console(soft_wrap=True).print(escape(f"cache: {where} (nothing stored, nothing to clear)"))
         return 0
+    if where.is_dir() and not is_cache(where):  # a file there: EvidenceCache says so
+        raise InputError(
+            f"{str(where)!r} holds no contamcheck cache (no {FILE_NAME}, no {TAG_NAME} of ours): "
+            "nothing was deleted. Pass the folder an audit used (--cache), or leave --cache out "
+            "for the default one."
+        )
     cache = EvidenceCache(folder, audit=False)
     removed = cache.clear()
     if cache.set_aside:  # set aside on the way, then cleared with the rest
@@ -218,7 +226,8 @@ def clear_cache(folder: str | None) -> int:
         )
     stdout_console(soft_wrap=True).print(
         escape(
-            f"removed {removed['entries']} evidence entries, and {removed['files']} other files "
+            f"removed {removed['entries']} evidence entr{'y' if removed['entries'] == 1 else 'ies'}, "
+            f"and {removed['files']} other file{'' if removed['files'] == 1 else 's'} "
             "(converted models, null tables, damaged caches set aside: "
             f"{_mib(removed['bytes'])}) from {where}"
         )

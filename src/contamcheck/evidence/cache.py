@@ -33,7 +33,7 @@ from typing import Any, TypeVar
 import numpy as np
 
 from ..backends.base import TokenStats
-from ..errors import InputError
+from ..errors import InputError, RuntimeFailure
 from .store import Value
 
 SCHEMA_VERSION = 1
@@ -43,6 +43,13 @@ CONVERTED_DIR = "converted"  # models dequantised from .gguf files (backends.loa
 NULLS_DIR = "nulls"  # the bulk null's simulated reference tables (stats.bulk)
 DERIVED = (CONVERTED_DIR, NULLS_DIR)
 BUSY_TIMEOUT_S = 60
+TAG_NAME = "CACHEDIR.TAG"
+TAG_SIGNATURE = "Signature: 8a477f597d28d172789f06886806bc55"
+COLUMNS = {
+    "evidence": ["namespace", "key", "kind", "value", "created"],
+    "models": ["namespace", "info", "updated"],
+    "file_digests": ["path", "size", "mtime_ns", "sha256"],
+}
 _HEADER = struct.Struct("<4sBI")  # magic, flags, number of tokens
 _MAGIC = b"TS01"
 _HAS_MOMENTS, _TRUNCATED = 1, 2
@@ -61,8 +68,46 @@ def default_cache_dir() -> Path:
 
 
 def cache_folder(folder: str | Path | None = None) -> Path:
-    """The cache folder ``--cache`` names, or the default one."""
+    """The cache folder ``--cache`` names, or the default one. An empty name is refused: it would
+    be the current folder (a CI variable left unset), and ``cache clear`` would clear it."""
+    if folder is not None and not str(folder).strip():
+        raise InputError(
+            "--cache is empty: give the cache's folder, or leave --cache out for the default one "
+            "(a variable meant to hold the folder may be unset)."
+        )
     return Path(folder).expanduser() if folder is not None else default_cache_dir()
+
+
+def is_cache(folder: Path) -> bool:
+    """Whether ``folder`` holds a contamcheck cache (its evidence file, one set aside, or its tag),
+    so that ``cache clear`` deletes only what an audit made."""
+    try:
+        tag = (folder / TAG_NAME).read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        tag = ""
+    return (
+        (TAG_SIGNATURE in tag and "contamcheck" in tag)
+        or (folder / FILE_NAME).exists()
+        or any(folder.glob(FILE_NAME + ".damaged-*"))
+    )
+
+
+def _tag(folder: Path) -> None:
+    """Mark the folder as a cache (https://bford.info/cachedir/): backup tools skip it, and
+    ``cache clear`` knows it for ours."""
+    with contextlib.suppress(OSError):
+        tag = folder / TAG_NAME
+        if not tag.exists():
+            tag.write_text(
+                f"{TAG_SIGNATURE}\n# This folder is the contamcheck evidence cache: everything in it is "
+                "made again by an audit. `contamcheck cache clear` empties it.\n",
+                encoding="utf-8",
+            )
+
+
+def _full(exc: sqlite3.Error) -> bool:
+    """SQLite's "database or disk is full"."""
+    return getattr(exc, "sqlite_errorcode", None) == sqlite3.SQLITE_FULL or "is full" in str(exc)
 
 
 def cache_remedy(folder: str | Path | None, audit: bool = True) -> str:
@@ -114,6 +159,8 @@ class EvidenceCache:
             raise InputError(
                 f"Can't create the cache folder {str(self.folder)!r}: {exc.strerror}. {remedy}"
             ) from None
+        if audit:
+            _tag(self.folder)
         self.path = self.folder / FILE_NAME
         self.notes: list[str] = []
         self.set_aside: list[Path] = []  # damaged files moved aside by this cache
@@ -188,8 +235,16 @@ class EvidenceCache:
         """
         try:
             return action()
+        except sqlite3.OperationalError as exc:
+            if not _full(exc):
+                raise
+            raise RuntimeFailure(
+                f"The cache folder {str(self.folder)!r} is full ({exc}). Free space on its disk, or "
+                "pass --cache with a folder on another one. What was stored before is kept; the same "
+                "command resumes."
+            ) from None
         except sqlite3.DatabaseError as exc:
-            if type(exc) is not sqlite3.DatabaseError:  # locked, the disk, a misuse: not damage
+            if type(exc) is not sqlite3.DatabaseError:  # locked, a misuse: not damage
                 raise
             with contextlib.suppress(sqlite3.Error):
                 self._db.close()
@@ -213,6 +268,13 @@ class EvidenceCache:
         db.execute("PRAGMA journal_mode=WAL")
         db.execute("PRAGMA synchronous=NORMAL")
         version = db.execute("PRAGMA user_version").fetchone()[0]
+        if version > SCHEMA_VERSION:  # a newer contamcheck's: not damage, and not to be moved aside
+            db.close()
+            raise InputError(
+                f"The evidence cache {str(self.path)!r} was written by a newer contamcheck (cache "
+                f"schema {version}; this one uses {SCHEMA_VERSION}): nothing in it was changed. "
+                "Upgrade contamcheck, or pass --cache with another folder."
+            )
         if version not in (0, SCHEMA_VERSION):
             db.close()
             raise sqlite3.DatabaseError(f"cache schema {version}, this contamcheck uses {SCHEMA_VERSION}")
@@ -228,6 +290,11 @@ class EvidenceCache:
                 sha256 TEXT NOT NULL);
             """
         )
+        for table, columns in COLUMNS.items():
+            found = [row[1] for row in db.execute(f"PRAGMA table_info({table})")]
+            if found != columns:  # a database of another kind, under our name: set aside
+                db.close()
+                raise sqlite3.DatabaseError(f"its table {table} has the columns {found}, not {columns}")
         db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
         return db
 
@@ -239,6 +306,7 @@ class EvidenceCache:
 
     def _get_many(self, namespace: str, keys: list[str]) -> dict[str, Value]:
         found: dict[str, Value] = {}
+        damaged: list[str] = []
         for start in range(0, len(keys), _SELECT_CHUNK):
             chunk = keys[start : start + _SELECT_CHUNK]
             marks = ",".join("?" * len(chunk))
@@ -247,7 +315,19 @@ class EvidenceCache:
                 [namespace, *chunk],
             )
             for key, kind, blob in rows:
-                found[key] = decode(kind, blob)
+                try:
+                    found[key] = decode(kind, blob)
+                except (ValueError, struct.error, UnicodeDecodeError, TypeError):
+                    damaged.append(key)
+        if damaged:  # computed again: stored values are never replaced (first write wins)
+            with self._transaction():
+                self._db.executemany(
+                    "DELETE FROM evidence WHERE namespace = ? AND key = ?", [(namespace, k) for k in damaged]
+                )
+            self.notes.append(
+                f"{len(damaged)} damaged entr{'y' if len(damaged) == 1 else 'ies'} of the evidence "
+                "cache removed and computed again."
+            )
         return found
 
     def put_many(self, namespace: str, entries: Mapping[str, Value]) -> None:
@@ -353,6 +433,9 @@ class EvidenceCache:
                     "write-ahead log can't be read from a folder this user can't write)"
                 )
             version = db.execute("PRAGMA user_version").fetchone()[0]
+            if version > SCHEMA_VERSION:
+                notes["newer"] = f"cache schema {version}; this contamcheck uses {SCHEMA_VERSION}"
+                return {**_summarise(None, where), **notes}
             if version not in (0, SCHEMA_VERSION):
                 raise sqlite3.DatabaseError(f"cache schema {version}, this contamcheck uses {SCHEMA_VERSION}")
             return {**_summarise(db, where), **notes}
@@ -373,12 +456,22 @@ class EvidenceCache:
         return self._safely(self._clear)
 
     def _clear(self) -> dict[str, int]:
-        with self._transaction():
-            removed = int(self._db.execute("SELECT COUNT(*) FROM evidence").fetchone()[0])
-            self._db.execute("DELETE FROM evidence")
-            self._db.execute("DELETE FROM models")
-            self._db.execute("DELETE FROM file_digests")
-        self._db.execute("VACUUM")
+        removed = int(self._db.execute("SELECT COUNT(*) FROM evidence").fetchone()[0])
+        try:
+            with self._transaction():
+                self._db.execute("DELETE FROM evidence")
+                self._db.execute("DELETE FROM models")
+                self._db.execute("DELETE FROM file_digests")
+            self._db.execute("VACUUM")
+        except sqlite3.OperationalError as exc:
+            if not _full(exc):
+                raise
+            # no room to write even a deletion: the files go whole (an audit using them loses
+            # what it stores next, as with any clear), and a fresh one starts
+            self._db.close()
+            for suffix in ("", "-wal", "-shm"):
+                Path(f"{self.path}{suffix}").unlink(missing_ok=True)
+            self._db = self._open()
         parts = [self.folder / name for name in DERIVED if (self.folder / name).is_dir()]
         parts += list(self.folder.glob(FILE_NAME + ".damaged-*"))
         before = [(_count(part) if part.is_dir() else 1, tree_size(part)) for part in parts]
@@ -408,7 +501,10 @@ class _Transaction:
         self.db.execute("BEGIN IMMEDIATE")
 
     def __exit__(self, kind: type[BaseException] | None, *rest: object) -> None:
-        self.db.execute("COMMIT" if kind is None else "ROLLBACK")
+        if kind is None:
+            self.db.execute("COMMIT")
+        elif self.db.in_transaction:  # SQLite has rolled back already on some errors (a full disk)
+            self.db.execute("ROLLBACK")
 
 
 def _summarise(db: sqlite3.Connection | None, folder: Path) -> dict[str, Any]:
@@ -459,7 +555,8 @@ def tree_size(path: Path) -> int:
 
 
 def _count(path: Path) -> int:
-    return sum(1 for _ in path.iterdir()) if path.is_dir() else 0
+    """Entries of a folder, less those being made (hidden: a conversion's ``.staging-*``)."""
+    return sum(1 for part in path.iterdir() if not part.name.startswith(".")) if path.is_dir() else 0
 
 
 def sha256_file(path: Path) -> str:

@@ -1,0 +1,158 @@
+"""The cache where things go wrong around it: a folder that is not a cache, an empty name, a full
+disk, a damaged entry, a newer contamcheck's file, a conversion killed half-way."""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import time
+
+import pytest
+
+from contamcheck.backends.hf import _remove_outdated_copies
+from contamcheck.cli import main
+from contamcheck.errors import RuntimeFailure
+from contamcheck.evidence.cache import TAG_SIGNATURE, EvidenceCache
+
+AUDIT = ["fake:clean", "sample", "-n", "20", "--no-order", "--json"]
+
+
+def test_clear_deletes_nothing_in_a_folder_that_is_no_cache(tmp_path, capsys):
+    project = tmp_path / "project"
+    (project / "converted").mkdir(parents=True)
+    (project / "converted" / "tool.py").write_text("source", encoding="utf-8")
+    (project / "nulls").mkdir()
+    (project / "nulls" / "results.csv").write_text("a,b", encoding="utf-8")
+    assert main(["cache", "clear", "--cache", str(project)]) == 2
+    err = capsys.readouterr().err
+    assert "holds no contamcheck cache" in err and "nothing was deleted" in err
+    assert (project / "converted" / "tool.py").exists() and (project / "nulls" / "results.csv").exists()
+
+
+def test_an_audits_cache_is_tagged_and_cleared_and_an_untagged_older_one_too(tmp_path, capsys):
+    cache = tmp_path / "cache"
+    assert main([*AUDIT, "--cache", str(cache)]) == 0
+    capsys.readouterr()
+    assert TAG_SIGNATURE in (cache / "CACHEDIR.TAG").read_text(encoding="utf-8")  # backup tools skip it
+    (cache / "CACHEDIR.TAG").unlink()  # a cache made before the tag: its evidence file says it
+    assert main(["cache", "clear", "--cache", str(cache)]) == 0
+    assert "removed 93 evidence entries, and 1 other file " in capsys.readouterr().out  # a null table
+
+
+def test_an_empty_cache_name_is_refused_not_taken_for_the_current_folder(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "converted").mkdir()
+    (tmp_path / "converted" / "tool.py").write_text("source", encoding="utf-8")
+    for command in (
+        [*AUDIT, "--cache", ""],
+        ["cache", "clear", "--cache", ""],
+        ["cache", "info", "--cache", " "],
+    ):
+        assert main(command) == 2
+        assert "--cache is empty" in capsys.readouterr().err
+    assert sorted(p.name for p in tmp_path.rglob("*")) == ["converted", "tool.py"]  # nothing made or lost
+
+
+def _filling(monkeypatch: pytest.MonkeyPatch, pages: int) -> None:
+    """Each cache opened from now on may hold at most ``pages`` pages: SQLite's own "database or
+    disk is full" when it would grow past them, as on a full disk."""
+    opened = EvidenceCache._open
+
+    def _open(self: EvidenceCache) -> sqlite3.Connection:
+        db = opened(self)
+        db.execute(f"PRAGMA max_page_count = {pages}")
+        return db
+
+    monkeypatch.setattr(EvidenceCache, "_open", _open)
+
+
+def test_a_cache_that_fills_up_stops_the_audit_with_the_fix_and_keeps_what_it_stored(
+    tmp_path, monkeypatch, capsys
+):
+    cache = tmp_path / "cache"
+    with monkeypatch.context() as patch:
+        _filling(patch, 12)
+        assert main([*AUDIT, "-n", "60", "--cache", str(cache)]) == 3
+    err = capsys.readouterr().err
+    assert "is full (database or disk is full). Free space on its disk" in err
+    assert "This is a bug" not in err and "Traceback" not in err
+    stored = EvidenceCache(cache).summary()["models"][0]["entries"]
+    assert stored > 0  # the batches written before it filled are kept …
+    assert main([*AUDIT, "-n", "60", "--cache", str(cache), "-q"]) == 0  # … and the audit resumes
+    capsys.readouterr()
+
+
+def test_clear_empties_a_cache_with_no_room_left_even_for_a_deletion(tmp_path, monkeypatch):
+    cache = EvidenceCache(tmp_path)
+    cache.put_many("ns", {"a": "x", "b": "y"})
+
+    def no_room() -> None:
+        raise sqlite3.OperationalError("database or disk is full")
+
+    monkeypatch.setattr(cache, "_transaction", no_room)
+    assert cache.clear()["entries"] == 2
+    monkeypatch.undo()
+    assert cache.get_many("ns", ["a", "b"]) == {} and cache.summary()["models"] == []
+    with pytest.raises(RuntimeFailure, match="is full"):
+        monkeypatch.setattr(cache, "_transaction", no_room)
+        cache.put_many("ns", {"c": "z"})
+
+
+def test_a_damaged_entry_is_computed_again_and_said(tmp_path, capsys):
+    cache = tmp_path / "cache"
+    assert main([*AUDIT, "--cache", str(cache)]) == 0
+    clean = json.loads(capsys.readouterr().out)
+    with sqlite3.connect(cache / "evidence.sqlite3") as db:
+        for kind, value in (("score", os.urandom(9)), ("generate", b"\x80\xff")):  # no UTF-8
+            (key,) = db.execute("SELECT key FROM evidence WHERE kind = ? LIMIT 1", (kind,)).fetchone()
+            db.execute("UPDATE evidence SET value = ? WHERE key = ?", (value, key))
+    assert main([*AUDIT, "--cache", str(cache)]) == 0
+    again = json.loads(capsys.readouterr().out)
+    assert again["verdict"] == clean["verdict"] and again["tests"] == clean["tests"]
+    assert any("damaged entr" in warning and "computed again" in warning for warning in again["warnings"])
+    assert again["run"]["evidence"]["model"]["computed"] >= 1
+    assert main([*AUDIT, "--cache", str(cache)]) == 0  # and stored whole this time
+    assert json.loads(capsys.readouterr().out)["run"]["evidence"]["model"]["computed"] == 0
+
+
+def test_a_newer_contamcheck_s_cache_is_left_as_it_is(tmp_path, capsys):
+    cache = tmp_path / "cache"
+    assert main([*AUDIT, "--cache", str(cache), "-q"]) == 0
+    with sqlite3.connect(cache / "evidence.sqlite3") as db:
+        db.execute("PRAGMA user_version = 2")
+    before = sorted(p.name for p in cache.iterdir())
+    capsys.readouterr()
+    assert main([*AUDIT, "--cache", str(cache)]) == 2
+    assert "was written by a newer contamcheck (cache schema 2; this one uses 1)" in capsys.readouterr().err
+    assert main(["cache", "info", "--cache", str(cache)]) == 0
+    assert "written by a newer contamcheck (cache schema 2" in capsys.readouterr().out
+    assert sorted(p.name for p in cache.iterdir()) == before  # not moved aside, nothing added
+
+
+def test_a_database_of_another_kind_under_the_caches_name_is_set_aside(tmp_path, capsys):
+    (tmp_path / "cache").mkdir()
+    with sqlite3.connect(tmp_path / "cache" / "evidence.sqlite3") as db:
+        db.execute("CREATE TABLE evidence (a, b)")
+        db.execute("PRAGMA user_version = 1")
+    assert main([*AUDIT, "--cache", str(tmp_path / "cache")]) == 0
+    warnings = json.loads(capsys.readouterr().out)["warnings"]
+    assert any("its table evidence has the columns ['a', 'b']" in w and "moved it to" in w for w in warnings)
+    assert len(list((tmp_path / "cache").glob("evidence.sqlite3.damaged-*"))) == 1
+
+
+def test_a_conversion_killed_half_way_is_removed_by_the_next_and_not_counted(tmp_path, capsys):
+    converted = tmp_path / "cache" / "converted"
+    converted.mkdir(parents=True)
+    (tmp_path / "cache" / "CACHEDIR.TAG").write_text(TAG_SIGNATURE + " contamcheck", encoding="utf-8")
+    dead = converted / ".staging-999999999-abc"  # no such process
+    running = converted / f".staging-{os.getpid()}-abc"  # this one: a conversion under way
+    old = converted / f".staging-{os.getpid()}-old"  # started over an hour ago: a killed one's
+    for folder in (dead, running, old):
+        folder.mkdir()
+        (folder / "model.safetensors").write_bytes(b"\0" * 100)
+    os.utime(old, (time.time() - 7200, time.time() - 7200))
+    assert main(["cache", "info", "--cache", str(tmp_path / "cache")]) == 0
+    assert "models converted" not in capsys.readouterr().out  # half-made copies are not models
+    _remove_outdated_copies(converted)
+    assert sorted(p.name for p in converted.iterdir()) == [running.name]
