@@ -66,3 +66,39 @@ def test_more_questions_asked_than_there_are_says_these_are_all(twin_report: Rep
         update={"sample": twin_report.sample.model_copy(update={"requested": tested})}
     )
     assert header_lines(fewer)[1].startswith(f"{tested} questions, control:")
+
+
+def test_what_a_terminal_would_act_on_in_a_saved_report_is_shown_not_sent(twin_report: Report) -> None:
+    """A report from anyone: an escape sequence in a name or a warning must not clear the screen,
+    retitle the window or hide text; bidi overrides must not reorder the line."""
+    import io
+
+    from rich.console import Console
+
+    from contamcheck.report.terminal import render
+
+    report = twin_report.model_copy(deep=True)
+    report.model.name = "evil\x1b[2J\x1b]0;pwned\x07\x1b[8mhidden\u202etxt.exe"
+    report.warnings = [*report.warnings, "\x1b[1;31mred\x9b31m"]
+    out = io.StringIO()
+    render(report, Console(file=out, width=200, force_terminal=False))
+    text = out.getvalue()
+    assert not any(ch in text for ch in "\x1b\x07\x9b\u202e")
+    assert "evil\ufffd[2J\ufffd]0;pwned\ufffd\ufffd[8mhidden\ufffdtxt.exe" in text
+    assert "\ufffd[1;31mred\ufffd31m" in text
+    assert report.model.name.startswith("evil\x1b")  # the report itself is left as it was
+
+
+def test_a_question_beyond_a_bulk_chance_explains_is_not_called_a_tail() -> None:
+    """One question of 50 far above a tight bulk gives the share beyond it a lower bound above 0
+    (against a normal bulk), while never-seen samples flag as many half the time: the note must not
+    read as evidence beside a test that passed."""
+    from audits import quick_audit
+
+    report = quick_audit("fake:clean", "sample", limit=50, ordered=False)
+    minimum = report.test("min-k")
+    assert minimum.status == "pass" and minimum.null is not None and minimum.null.tail_share_low > 0
+    assert minimum.note is not None and "95% lower bound" not in minimum.note
+    assert (
+        "1 question above it, as many as chance gives a never-seen benchmark (tail count p = " in minimum.note
+    )

@@ -334,6 +334,13 @@ def _bulk_result(
     beyond = outcome.tail_share_low
     if beyond <= 0:
         tail = "no tail beyond it that chance does not explain"
+    elif outcome.p_value >= WARN_LEVEL:
+        # the bound is against a normal bulk; never-seen samples, simulated, flag as many this often
+        above = int(outcome.flags.sum())
+        tail = (
+            f"{above} question{'s' if above != 1 else ''} above it, as many as chance gives a never-seen "
+            f"benchmark (tail count p = {outcome.p_value:.2g}): no tail that chance does not explain"
+        )
     else:
         share = _share(beyond)
         tail = f"beyond it, at least {share} of the questions (95% lower bound)"

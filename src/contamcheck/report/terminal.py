@@ -16,6 +16,20 @@ MARKS = {
     "pass": ("✓", "green"),
     "skipped": ("–", "dim"),
 }
+# What a terminal would act on rather than show: C0 controls but tab and newline (ESC starts a
+# sequence that can clear the screen, set the title or hide text), DEL, C1 controls, and the bidi
+# overrides and isolates that reorder a line. A saved report may come from anyone.
+UNPRINTABLE = dict.fromkeys(
+    [
+        *range(0x09),
+        *range(0x0B, 0x20),
+        0x7F,
+        *range(0x80, 0xA0),
+        *range(0x202A, 0x202F),
+        *range(0x2066, 0x206A),
+    ],
+    "\ufffd",
+)
 VERDICT_STYLES = {
     "likely": "bold red",
     "evidence": "bold yellow",
@@ -129,8 +143,9 @@ def index_line(report: Report) -> str:
 
 
 def render(report: Report, console: Console) -> None:
-    """Print the report: header, one line per test with what it means, and the verdict."""
-    report = as_saved(report)
+    """Print the report: header, one line per test with what it means, and the verdict. What a
+    terminal would act on in its text (an escape sequence) is shown as \ufffd."""
+    report = Report.model_validate(_printable(as_saved(report).model_dump()))
     first, second = header_lines(report)
     console.print()
     console.print(Text.assemble(("contamcheck  ", "bold"), first))
@@ -169,3 +184,15 @@ def render(report: Report, console: Console) -> None:
     for warning in report.warnings:
         console.print(f"[yellow]warning:[/] {escape(warning)}")
     console.print()
+
+
+def _printable(value: object) -> object:
+    """``value`` (a report dumped to dicts, lists and strings) with each string's unprintable
+    characters replaced."""
+    if isinstance(value, str):
+        return value.translate(UNPRINTABLE)
+    if isinstance(value, dict):
+        return {key: _printable(part) for key, part in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(_printable(part) for part in value)
+    return value
