@@ -118,7 +118,9 @@ def test_paths_and_tuples_are_taken_and_a_config_cannot_be_changed_unchecked(tmp
     config = contamcheck.AuditConfig(
         model="fake:clean", benchmark=Path("sample"), cache=tmp_path, tests=("MIN-K", "zlib")
     )
-    assert (config.benchmark, config.cache, config.tests) == ("sample", str(tmp_path), ("min-k", "zlib"))
+    # a path object is a path, never the built-in of its name (Path("./sample") prints as "sample")
+    assert (config.benchmark, config.cache, config.tests) == ("./sample", str(tmp_path), ("min-k", "zlib"))
+    assert contamcheck.AuditConfig(model=Path("gpt2"), benchmark="sample").model == "./gpt2"  # not a Hub id
     import numpy as np
 
     assert contamcheck.AuditConfig(

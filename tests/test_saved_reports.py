@@ -234,3 +234,17 @@ def test_a_report_rendered_again_that_cant_be_written_says_so_without_an_audit(c
     err = capsys.readouterr().err
     assert "Can't write '/dev/full'" in err and "Make room or pick another path" in err
     assert "cache" not in err and "audit" not in err
+
+
+def test_a_path_too_long_json_text_for_a_path_and_a_byte_order_mark(tmp_path: Path):
+    from contamcheck.errors import ReportUnreadable
+
+    with pytest.raises(ReportUnreadable, match=r"Can't read the report 'a{200}…': File name too long"):
+        read_report("a" * 5000 + ".json")
+    with pytest.raises(ReportUnreadable, match="takes the path of a saved report, not its JSON text"):
+        read_report(SAVED["clean"].read_text(encoding="utf-8"))
+    with pytest.raises(ReportUnreadable, match="takes the path of a saved report, not its JSON text"):
+        read_report('{"a": 1}')
+    marked = tmp_path / "saved-by-an-editor.json"  # a byte-order mark first, as some editors write
+    marked.write_bytes(b"\xef\xbb\xbf" + SAVED["clean"].read_bytes())
+    assert read_report(marked) == read_report(SAVED["clean"])

@@ -18,6 +18,7 @@ field of FILE), ``strength=FLOAT`` (log-prob of a memorised token, default -0.05
 from __future__ import annotations
 
 import hashlib
+import math
 import re
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -99,6 +100,11 @@ class FakeModel:
             delay = float(options.get("delay", 0))
         except ValueError:
             raise InputError(f"strength and delay in {spec!r} must be numbers.") from None
+        if not (math.isfinite(strength) and strength <= 0) or not (math.isfinite(delay) and delay >= 0):
+            raise InputError(
+                f"In {spec!r}, strength is a log-probability (a finite number, 0 or below) and delay "
+                "seconds (a finite number, 0 or above)."
+            )
         return cls(memorised, strength=strength, name=options.get("name") or spec, delay=delay)
 
     def _logprob(self, before2: str, before1: str, token: str) -> float:

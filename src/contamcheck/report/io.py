@@ -176,16 +176,33 @@ def _minor(version: str) -> int:
 def read_report(path: str | Path) -> Report:
     """Load a saved JSON report, with clear errors for anything that isn't one."""
     source = Path(path).expanduser()
+    shown = str(path) if len(str(path)) <= 200 else f"{str(path)[:200]}…"
+    text = str(path).lstrip().startswith("{")  # JSON text passed for a path
+    try:
+        source.stat()  # not exists(), which takes any error for "no such file" from Python 3.12
+        exists = True
+    except (FileNotFoundError, NotADirectoryError):
+        exists = False
+    except OSError as exc:  # a name too long for the file system, say
+        exists = False
+        if not text:
+            raise ReportUnreadable(f"Can't read the report {shown!r}: {exc.strerror or exc}.") from None
+    if not exists:
+        if text:
+            raise ReportUnreadable(
+                "read_report takes the path of a saved report, not its JSON text (text reads with "
+                "Report.model_validate_json, without read_report's check of the schema's version)."
+            )
+        raise ReportUnreadable(f"Report file {shown!r} does not exist.")
     if source.is_dir():
-        raise ReportUnreadable(f"{str(path)!r} is a folder; pass the report's .json file in it.")
-    if not source.exists():
-        raise ReportUnreadable(f"Report file {str(path)!r} does not exist.")
+        raise ReportUnreadable(f"{shown!r} is a folder; pass the report's .json file in it.")
     if not source.is_file():
         raise ReportUnreadable(
-            f"{str(path)!r} is not a regular file (a device or a pipe); pass a saved .json report."
+            f"{shown!r} is not a regular file (a device or a pipe); pass a saved .json report."
         )
     try:
-        data = json.loads(source.read_text(encoding="utf-8"), parse_constant=_no_constant)
+        # utf-8-sig: a report saved again by an editor that starts its files with a byte-order mark
+        data = json.loads(source.read_text(encoding="utf-8-sig"), parse_constant=_no_constant)
     except OSError as exc:
         raise ReportUnreadable(f"Can't read the report {str(path)!r}: {exc.strerror or exc}.") from None
     except (UnicodeDecodeError, json.JSONDecodeError, ValueError) as exc:
