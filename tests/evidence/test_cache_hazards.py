@@ -28,6 +28,8 @@ def test_clear_deletes_nothing_in_a_folder_that_is_no_cache(tmp_path, capsys):
     err = capsys.readouterr().err
     assert "holds no contamcheck cache" in err and "nothing was deleted" in err
     assert (project / "converted" / "tool.py").exists() and (project / "nulls" / "results.csv").exists()
+    assert main(["cache", "info", "--cache", str(project)]) == 0
+    assert "(no contamcheck cache here: no evidence.sqlite3, no CACHEDIR.TAG)" in capsys.readouterr().out
 
 
 def test_an_audits_cache_is_tagged_and_cleared_and_an_untagged_older_one_too(tmp_path, capsys):

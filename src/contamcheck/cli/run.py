@@ -155,12 +155,15 @@ def rerender(path: str, options: dict[str, Any]) -> int:
 
 
 def show_cache(folder: str | None) -> int:
-    from ..evidence.cache import EvidenceCache, cache_folder
+    from ..evidence.cache import FILE_NAME, TAG_NAME, EvidenceCache, cache_folder, is_cache
 
     console = stdout_console(soft_wrap=True)
     where = cache_folder(folder)
     if not where.exists():  # looking must not create it (a file there is said below)
         console.print(escape(f"cache: {where} (nothing stored yet)"))
+        return 0
+    if where.is_dir() and not is_cache(where):
+        console.print(escape(f"cache: {where} (no contamcheck cache here: no {FILE_NAME}, no {TAG_NAME})"))
         return 0
     summary = EvidenceCache.inspect(folder)  # read only: looking changes nothing
     total = summary["bytes"] + summary["converted"]["bytes"] + summary["nulls"]["bytes"]
