@@ -139,7 +139,6 @@ def _edited(tmp_path: Path, data: dict) -> Path:
         (lambda d: d["sample"].update(tested=999), "sample.tested 999 is more than the 195"),
         (lambda d: d["settings"].update(alpha=2), "settings.alpha: Input should be less than 1"),
         (lambda d: d["run"].update(duration_s=-5), "run.duration_s is negative"),
-        (lambda d: d["run"].update(finished_at="2020-01-01T00:00:00+00:00"), "finished_at is before"),
         # questions without a twin (--twinless): only with the setting, never more than were tested
         (
             lambda d: d["control"].update(without_twin=5),
@@ -241,6 +240,8 @@ def test_a_path_too_long_json_text_for_a_path_and_a_byte_order_mark(tmp_path: Pa
 
     with pytest.raises(ReportUnreadable, match=r"Can't read the report 'a{200}…': File name too long"):
         read_report("a" * 5000 + ".json")
+    with pytest.raises(ReportUnreadable, match=r"Can't read the report 'a\\x00b.json': embedded null byte"):
+        read_report("a\0b.json")
     with pytest.raises(ReportUnreadable, match="takes the path of a saved report, not its JSON text"):
         read_report(SAVED["clean"].read_text(encoding="utf-8"))
     with pytest.raises(ReportUnreadable, match="takes the path of a saved report, not its JSON text"):

@@ -211,8 +211,13 @@ class AuditConfig:
             if isinstance(value, os.PathLike):
                 text = os.fspath(value)
                 # a path object is a path: Path("./sample") prints as "sample", the built-in
-                # benchmark's name, and Path("gpt2") as a Hub id; "./" keeps it a local path
-                if isinstance(text, str) and not os.path.isabs(text) and not text.startswith(("./", "../")):
+                # benchmark's name, and Path("gpt2") as a Hub id; "./" keeps it a local path (a home
+                # folder's "~" stays first, for expanduser)
+                if (
+                    isinstance(text, str)
+                    and not os.path.isabs(text)
+                    and not text.startswith(("./", "../", "~"))
+                ):
                     text = os.path.join(".", text)
                 object.__setattr__(self, field, text)
         for field in TEXT_FIELDS:

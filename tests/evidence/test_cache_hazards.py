@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import sqlite3
 import time
 
@@ -40,6 +41,13 @@ def test_an_audits_cache_is_tagged_and_cleared_and_an_untagged_older_one_too(tmp
     (cache / "CACHEDIR.TAG").unlink()  # a cache made before the tag: its evidence file says it
     assert main(["cache", "clear", "--cache", str(cache)]) == 0
     assert "removed 93 evidence entries, and 1 other file " in capsys.readouterr().out  # a null table
+
+
+def test_a_folder_with_other_files_is_used_as_the_cache_but_never_tagged(tmp_path, capsys):
+    (tmp_path / "notes.txt").write_text("mine", encoding="utf-8")  # --cache . in a project, say
+    assert main([*AUDIT, "--cache", str(tmp_path)]) == 0
+    capsys.readouterr()
+    assert (tmp_path / "evidence.sqlite3").exists() and not (tmp_path / "CACHEDIR.TAG").exists()
 
 
 def test_an_empty_cache_name_is_refused_not_taken_for_the_current_folder(tmp_path, monkeypatch, capsys):
@@ -106,14 +114,21 @@ def test_a_damaged_entry_is_computed_again_and_said(tmp_path, capsys):
     assert main([*AUDIT, "--cache", str(cache)]) == 0
     clean = json.loads(capsys.readouterr().out)
     with sqlite3.connect(cache / "evidence.sqlite3") as db:
-        for kind, value in (("score", os.urandom(9)), ("generate", b"\x80\xff")):  # no UTF-8
-            (key,) = db.execute("SELECT key FROM evidence WHERE kind = ? LIMIT 1", (kind,)).fetchone()
+        scored = db.execute("SELECT key, value FROM evidence WHERE kind = 'score' LIMIT 2").fetchall()
+        (generated,) = db.execute("SELECT key FROM evidence WHERE kind = 'generate' LIMIT 1").fetchone()
+        for key, value in (
+            (scored[0][0], os.urandom(9)),  # not token statistics
+            (scored[1][0], scored[1][1][:-4]),  # one float short: decoded, it would lose a token
+            (generated, b"\x80\xff"),  # no UTF-8
+        ):
             db.execute("UPDATE evidence SET value = ? WHERE key = ?", (value, key))
     assert main([*AUDIT, "--cache", str(cache)]) == 0
     again = json.loads(capsys.readouterr().out)
     assert again["verdict"] == clean["verdict"] and again["tests"] == clean["tests"]
     assert any("damaged entr" in warning and "computed again" in warning for warning in again["warnings"])
-    assert again["run"]["evidence"]["model"]["computed"] >= 1
+    assert again["run"]["evidence"]["model"]["computed"] == 3
+    tail = " of the evidence cache removed and computed again."
+    assert {f"2 damaged entries{tail}", f"1 damaged entry{tail}"} <= set(again["warnings"])  # scores, text
     assert main([*AUDIT, "--cache", str(cache)]) == 0  # and stored whole this time
     assert json.loads(capsys.readouterr().out)["run"]["evidence"]["model"]["computed"] == 0
 
@@ -124,12 +139,14 @@ def test_a_newer_contamcheck_s_cache_is_left_as_it_is(tmp_path, capsys):
     with sqlite3.connect(cache / "evidence.sqlite3") as db:
         db.execute("PRAGMA user_version = 2")
     before = sorted(p.name for p in cache.iterdir())
+    content = (cache / "evidence.sqlite3").read_bytes()
     capsys.readouterr()
     assert main([*AUDIT, "--cache", str(cache)]) == 2
     assert "was written by a newer contamcheck (cache schema 2; this one uses 1)" in capsys.readouterr().err
     assert main(["cache", "info", "--cache", str(cache)]) == 0
     assert "written by a newer contamcheck (cache schema 2" in capsys.readouterr().out
     assert sorted(p.name for p in cache.iterdir()) == before  # not moved aside, nothing added
+    assert (cache / "evidence.sqlite3").read_bytes() == content  # nor written to (not even to WAL)
 
 
 def test_a_database_of_another_kind_under_the_caches_name_is_set_aside(tmp_path, capsys):
@@ -147,14 +164,18 @@ def test_a_conversion_killed_half_way_is_removed_by_the_next_and_not_counted(tmp
     converted = tmp_path / "cache" / "converted"
     converted.mkdir(parents=True)
     (tmp_path / "cache" / "CACHEDIR.TAG").write_text(TAG_SIGNATURE + " contamcheck", encoding="utf-8")
-    dead = converted / ".staging-999999999-abc"  # no such process
-    running = converted / f".staging-{os.getpid()}-abc"  # this one: a conversion under way
-    old = converted / f".staging-{os.getpid()}-old"  # started over an hour ago: a killed one's
-    for folder in (dead, running, old):
+    host = socket.gethostname()
+    dead = converted / f".staging-999999999@{host}-abc"  # no such process here: killed
+    running = converted / f".staging-{os.getpid()}@{host}-abc"  # this one: a conversion under way
+    slow = converted / f".staging-{os.getpid()}@{host}-slow"  # under way for over an hour: kept
+    elsewhere = converted / ".staging-12@other-host-abc"  # another machine's, just started: kept
+    abandoned = converted / ".staging-12@other-host-old"  # another machine's, over an hour: gone
+    for folder in (dead, running, slow, elsewhere, abandoned):
         folder.mkdir()
         (folder / "model.safetensors").write_bytes(b"\0" * 100)
-    os.utime(old, (time.time() - 7200, time.time() - 7200))
+    for folder in (slow, abandoned):
+        os.utime(folder, (time.time() - 7200, time.time() - 7200))
     assert main(["cache", "info", "--cache", str(tmp_path / "cache")]) == 0
     assert "models converted" not in capsys.readouterr().out  # half-made copies are not models
     _remove_outdated_copies(converted)
-    assert sorted(p.name for p in converted.iterdir()) == [running.name]
+    assert sorted(p.name for p in converted.iterdir()) == sorted([running.name, slow.name, elsewhere.name])

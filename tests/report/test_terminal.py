@@ -80,12 +80,13 @@ def test_what_a_terminal_would_act_on_in_a_saved_report_is_shown_not_sent(twin_r
     report = twin_report.model_copy(deep=True)
     report.model.name = "evil\x1b[2J\x1b]0;pwned\x07\x1b[8mhidden\u202etxt.exe"
     report.warnings = [*report.warnings, "\x1b[1;31mred\x9b31m"]
+    report.sample.set_aside = {"\x1b]0;pwned\x07\x1b[2Jreason": 3}  # a key, printed in the header
     out = io.StringIO()
     render(report, Console(file=out, width=200, force_terminal=False))
     text = out.getvalue()
     assert not any(ch in text for ch in "\x1b\x07\x9b\u202e")
     assert "evil\ufffd[2J\ufffd]0;pwned\ufffd\ufffd[8mhidden\ufffdtxt.exe" in text
-    assert "\ufffd[1;31mred\ufffd31m" in text
+    assert "\ufffd[1;31mred\ufffd31m" in text and "\ufffd]0;pwned\ufffd\ufffd[2Jreason" in text
     assert report.model.name.startswith("evil\x1b")  # the report itself is left as it was
 
 

@@ -21,6 +21,7 @@ import inspect
 import json
 import os
 import re
+import socket
 import struct
 import sys
 import threading
@@ -797,7 +798,8 @@ def _save_converted(model: Any, tokenizer: Any, target: Path) -> None:
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
         _remove_outdated_copies(target.parent)
-        staging = Path(tempfile.mkdtemp(dir=target.parent, prefix=f".staging-{os.getpid()}-"))
+        prefix = f".staging-{os.getpid()}@{socket.gethostname()}-"  # whose it is, for _remove_outdated_copies
+        staging = Path(tempfile.mkdtemp(dir=target.parent, prefix=prefix))
         with _quiet_transformers():
             save_file(_unshared_state(model), str(staging / "model.safetensors"), metadata={"format": "pt"})
             config = model.config.to_dict()
@@ -816,21 +818,25 @@ def _save_converted(model: Any, tokenizer: Any, target: Path) -> None:
 
 def _remove_outdated_copies(folder: Path) -> None:
     """Copies in the format before v2 (named by the bare digest) are never read again: 0.5 GB each;
-    nor is a copy half-made by a process killed outright (SIGKILL: nothing could remove it): its
-    process is gone, or it was started an hour ago or more, far longer than a conversion takes
-    (30-60 s for SmolLM2; the hour covers a cache shared with another machine's processes)."""
+    nor is a copy half-made by a process killed outright (SIGKILL: nothing could remove it). One
+    made on this machine goes when its process is gone; one made elsewhere (a cache shared over the
+    network, another container), or named before the maker was, an hour after it was started, far
+    longer than a conversion takes (30-60 s for SmolLM2)."""
     import shutil
 
     for old in folder.iterdir():
         if re.fullmatch(r"[0-9a-f]{24}", old.name) and old.is_dir() and (old / "config.json").is_file():
             shutil.rmtree(old, ignore_errors=True)
         elif old.name.startswith(".staging-") and old.is_dir():
-            owner = re.match(r"\.staging-(\d+)-", old.name)
-            try:
-                stale = time.time() - old.stat().st_mtime > STALE_STAGING_S
-            except OSError:  # removed meanwhile
-                continue
-            if stale or (owner is not None and not _alive(int(owner.group(1)))):
+            maker = re.fullmatch(r"\.staging-(\d+)@(.+)-[a-z0-9_]+", old.name)
+            if maker is not None and maker.group(2) == socket.gethostname():
+                gone = not _alive(int(maker.group(1)))
+            else:
+                try:
+                    gone = time.time() - old.stat().st_mtime > STALE_STAGING_S
+                except OSError:  # removed meanwhile
+                    continue
+            if gone:
                 shutil.rmtree(old, ignore_errors=True)
 
 

@@ -93,8 +93,8 @@ def is_cache(folder: Path) -> bool:
 
 
 def _tag(folder: Path) -> None:
-    """Mark the folder as a cache (https://bford.info/cachedir/): backup tools skip it, and
-    ``cache clear`` knows it for ours."""
+    """Mark a folder the cache has to itself (https://bford.info/cachedir/): backup tools skip it,
+    and ``cache clear`` knows it for ours."""
     with contextlib.suppress(OSError):
         tag = folder / TAG_NAME
         if not tag.exists():
@@ -133,11 +133,16 @@ def encode(value: Value) -> tuple[str, bytes]:
 
 
 def decode(kind: str, blob: bytes) -> Value:
+    """A stored value; ValueError (or UnicodeDecodeError) where it is damaged."""
+    if not isinstance(blob, bytes):
+        raise ValueError(f"a {type(blob).__name__} where bytes are stored")
     if kind == "generate":
         return blob.decode("utf-8", "surrogatepass")
     magic, flags, count = _HEADER.unpack_from(blob)
     if magic != _MAGIC:
         raise ValueError("not token statistics")
+    if len(blob) != _HEADER.size + 4 * count * (3 if flags & _HAS_MOMENTS else 1):
+        raise ValueError("token statistics cut short or run long")
     arrays = np.frombuffer(blob, dtype="<f4", offset=_HEADER.size).astype(np.float32)
     logprobs = arrays[:count]
     mean = arrays[count : 2 * count] if flags & _HAS_MOMENTS else None
@@ -154,13 +159,18 @@ class EvidenceCache:
         remedy = cache_remedy(folder, audit)
         self.check(folder, audit)  # a file in the way, a folder that can't be written
         try:
+            # only a folder the cache has to itself is tagged: `--cache .` must not make backup
+            # tools skip a project, nor `cache clear` take its converted/ for ours
+            own = not self.folder.exists() or not any(self.folder.iterdir())
+        except OSError:
+            own = False
+        own = own or (folder is None and not os.environ.get("CONTAMCHECK_CACHE"))  # the user cache folder
+        try:
             self.folder.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise InputError(
                 f"Can't create the cache folder {str(self.folder)!r}: {exc.strerror}. {remedy}"
             ) from None
-        if audit:
-            _tag(self.folder)
         self.path = self.folder / FILE_NAME
         self.notes: list[str] = []
         self.set_aside: list[Path] = []  # damaged files moved aside by this cache
@@ -177,6 +187,8 @@ class EvidenceCache:
         except sqlite3.DatabaseError as exc:  # not a database, or another schema: set aside
             self._set_aside(exc)
             self._db = self._open()
+        if audit and own:
+            _tag(self.folder)
 
     @staticmethod
     def check(folder: str | Path | None = None, audit: bool = True) -> None:
@@ -265,9 +277,7 @@ class EvidenceCache:
         db = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False)
         stat = self.path.stat()
         self._file = (stat.st_dev, stat.st_ino)
-        db.execute("PRAGMA journal_mode=WAL")
-        db.execute("PRAGMA synchronous=NORMAL")
-        version = db.execute("PRAGMA user_version").fetchone()[0]
+        version = db.execute("PRAGMA user_version").fetchone()[0]  # read before anything is written
         if version > SCHEMA_VERSION:  # a newer contamcheck's: not damage, and not to be moved aside
             db.close()
             raise InputError(
@@ -278,6 +288,8 @@ class EvidenceCache:
         if version not in (0, SCHEMA_VERSION):
             db.close()
             raise sqlite3.DatabaseError(f"cache schema {version}, this contamcheck uses {SCHEMA_VERSION}")
+        db.execute("PRAGMA journal_mode=WAL")
+        db.execute("PRAGMA synchronous=NORMAL")
         db.executescript(
             """
             CREATE TABLE IF NOT EXISTS evidence (
@@ -306,7 +318,7 @@ class EvidenceCache:
 
     def _get_many(self, namespace: str, keys: list[str]) -> dict[str, Value]:
         found: dict[str, Value] = {}
-        damaged: list[str] = []
+        damaged: list[tuple[str, str, object]] = []
         for start in range(0, len(keys), _SELECT_CHUNK):
             chunk = keys[start : start + _SELECT_CHUNK]
             marks = ",".join("?" * len(chunk))
@@ -317,12 +329,12 @@ class EvidenceCache:
             for key, kind, blob in rows:
                 try:
                     found[key] = decode(kind, blob)
-                except (ValueError, struct.error, UnicodeDecodeError, TypeError):
-                    damaged.append(key)
+                except (ValueError, struct.error):  # UnicodeDecodeError is a ValueError
+                    damaged.append((namespace, key, blob))
         if damaged:  # computed again: stored values are never replaced (first write wins)
-            with self._transaction():
+            with self._transaction():  # only if unchanged: another audit may have stored it since
                 self._db.executemany(
-                    "DELETE FROM evidence WHERE namespace = ? AND key = ?", [(namespace, k) for k in damaged]
+                    "DELETE FROM evidence WHERE namespace = ? AND key = ? AND value = ?", damaged
                 )
             self.notes.append(
                 f"{len(damaged)} damaged entr{'y' if len(damaged) == 1 else 'ies'} of the evidence "

@@ -20,19 +20,22 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
+from pydantic import ValidationError
+
 from .. import __version__, memory
 from ..backends import ModelOptions, check_spec
 from ..benchmarks import Benchmark, load_benchmark
 from ..benchmarks.hf_datasets import parse_spec as parse_hub_spec
 from ..config import AuditConfig
 from ..controls import Controls, build_controls
-from ..errors import InputError
+from ..errors import InputError, RuntimeFailure
 from ..evidence import Evidence, EvidenceEngine, EvidenceStore, MemoryStore, Request, ScoreRequest
 from ..evidence.cache import NULLS_DIR, EvidenceCache
 from ..evidence.engine import ANALYSIS, ProgressCallback
 from ..methods import TESTS, MethodSettings, PerTextTest, Test, create_test
 from ..methods.canonical_order import CanonicalOrder, Shard
 from ..methods.guided import Guided
+from ..report.io import first_error
 from ..report.model import (
     BenchmarkInfo,
     ItemRecord,
@@ -280,77 +283,86 @@ def _audit(
         if reference_info.status == "passed-over" and checked is not None
         else "reference"
     )
-    return Report(
-        tool="contamcheck",
-        version=__version__,
-        model=target_info,
-        reference=reference_info,
-        benchmark=BenchmarkInfo(
-            spec=benchmark.spec,
-            name=benchmark.name,
-            field=benchmark.field,
-            source=benchmark.source,
-            n_questions=len(benchmark.items),
-            content_hash=benchmark.content_hash,
-            ordered=benchmark.ordered,
-        ),
-        control=assemble.control_info(controls, control_benchmark),
-        sample=SampleInfo(
-            requested=config.limit,
-            tested=len(controls.items),
-            testable=controls.testable,
-            seed=config.seed,
-            set_aside=controls.set_aside,
-        ),
-        settings=Settings(
-            tests=[t.name for t in tests],
-            quick=config.quick,
-            limit=config.limit,
-            seed=config.seed,
-            alpha=config.alpha,
-            k=config.k,
-            permutations=permutations,
-            expected_rate=EXPECTED_RATE,
-            twins_per_question=config.twins,
-            twinless=config.twinless,
-            batch_size=batch_size,
-            generation_batch_size=generation_batch_size,
-            reference=config.reference,
-            order_shards=config.order_shards,
-            order_permutations=config.order_permutations,
-        ),
-        tests=results,
-        verdict=verdict,
-        index=index,
-        items=[*items.values(), *control_records.values()],
-        caveats=assemble.caveats(results, reference_info, controls, config.model) + also_reads_likely,
-        warnings=assemble.warnings(target_engine, reference_engine)
-        # how close a reference's numbers lie to the model's says nothing once it is passed over
-        + (work.warnings if reference_info.status != "passed-over" else [])
-        + assemble.threads_warning(config, target.backend)
-        + (store.notes if isinstance(store, EvidenceCache) else []),
-        versions=assemble.versions(),
-        run=RunInfo(
-            started_at=started_at.isoformat(timespec="seconds"),
-            finished_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
-            duration_s=round(time.perf_counter() - started, 3),
-            host=platform.node(),
-            threads=config.threads_used,
-            peak_memory_mb=assemble.peak_memory_mb(),
-            returns_freed_memory=memory.returning_freed_memory(),
-            models_loaded=models_loaded,
-            cache=str(cache_dir) if cache_dir else None,
-            evidence={
-                role: assemble.evidence_use(engine.stats)
-                for role, engine in (
-                    ("model", target_engine),
-                    *((f"reference passed over ({spec})", e) for spec, e in work.passed_over_engines.items()),
-                    (reference_role, reference_engine),
-                )
-                if engine is not None
-            },
-        ),
-    )
+    try:
+        return Report(
+            tool="contamcheck",
+            version=__version__,
+            model=target_info,
+            reference=reference_info,
+            benchmark=BenchmarkInfo(
+                spec=benchmark.spec,
+                name=benchmark.name,
+                field=benchmark.field,
+                source=benchmark.source,
+                n_questions=len(benchmark.items),
+                content_hash=benchmark.content_hash,
+                ordered=benchmark.ordered,
+            ),
+            control=assemble.control_info(controls, control_benchmark),
+            sample=SampleInfo(
+                requested=config.limit,
+                tested=len(controls.items),
+                testable=controls.testable,
+                seed=config.seed,
+                set_aside=controls.set_aside,
+            ),
+            settings=Settings(
+                tests=[t.name for t in tests],
+                quick=config.quick,
+                limit=config.limit,
+                seed=config.seed,
+                alpha=config.alpha,
+                k=config.k,
+                permutations=permutations,
+                expected_rate=EXPECTED_RATE,
+                twins_per_question=config.twins,
+                twinless=config.twinless,
+                batch_size=batch_size,
+                generation_batch_size=generation_batch_size,
+                reference=config.reference,
+                order_shards=config.order_shards,
+                order_permutations=config.order_permutations,
+            ),
+            tests=results,
+            verdict=verdict,
+            index=index,
+            items=[*items.values(), *control_records.values()],
+            caveats=assemble.caveats(results, reference_info, controls, config.model) + also_reads_likely,
+            warnings=assemble.warnings(target_engine, reference_engine)
+            # how close a reference's numbers lie to the model's says nothing once it is passed over
+            + (work.warnings if reference_info.status != "passed-over" else [])
+            + assemble.threads_warning(config, target.backend)
+            + (store.notes if isinstance(store, EvidenceCache) else []),
+            versions=assemble.versions(),
+            run=RunInfo(
+                started_at=started_at.isoformat(timespec="seconds"),
+                finished_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
+                duration_s=round(time.perf_counter() - started, 3),
+                host=platform.node(),
+                threads=config.threads_used,
+                peak_memory_mb=assemble.peak_memory_mb(),
+                returns_freed_memory=memory.returning_freed_memory(),
+                models_loaded=models_loaded,
+                cache=str(cache_dir) if cache_dir else None,
+                evidence={
+                    role: assemble.evidence_use(engine.stats)
+                    for role, engine in (
+                        ("model", target_engine),
+                        *(
+                            (f"reference passed over ({spec})", e)
+                            for spec, e in work.passed_over_engines.items()
+                        ),
+                        (reference_role, reference_engine),
+                    )
+                    if engine is not None
+                },
+            ),
+        )
+    except ValidationError as exc:  # a rule of report.checks the audit broke: ours, not the input's
+        raise RuntimeFailure(
+            f"The audit's report breaks one of its own rules ({first_error(exc)}). This is a bug in "
+            "contamcheck: please report it with this message. What was computed is kept."
+        ) from exc
 
 
 @dataclass(frozen=True)

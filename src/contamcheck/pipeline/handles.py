@@ -22,7 +22,7 @@ from ..backends import (
     references_by_size,
 )
 from ..config import AuditConfig
-from ..errors import ContamcheckError, InputError
+from ..errors import ContamcheckError, InputError, RuntimeFailure
 from ..evidence import EvidenceStore
 from ..evidence.engine import FAILED, Evidence, ProgressCallback
 from ..evidence.store import Value
@@ -47,6 +47,7 @@ LARGE_MODEL_BYTES = 4 * 2**30
 # docs/validation/same-numbers-gsm8k-seed1.md). A lighter fine-tune (a small LoRA) could come
 # closer, and its base is a fair reference: so only the unmistakable is refused.
 SAME_NUMBERS_NATS = 0.02
+KEPT_NAMES = 5  # names a model's evidence was reached by, listed by `cache info`, the latest first
 CLOSE_NUMBERS_NATS = 0.1
 
 
@@ -115,9 +116,11 @@ class ModelHandle:
         name = self.description.name
         known = stored or {}
         others = [n for n in known.get("names", [known.get("name")]) if isinstance(n, str) and n != name]
-        wanted = {"num_parameters": self._num_parameters, "name": name, "names": [name, *others]}
+        names = [name, *others][:KEPT_NAMES]  # a server on a new port each run must not grow it for ever
+        wanted = {"num_parameters": self._num_parameters, "name": name, "names": names}
         if stored != wanted:
-            self.store.put_model_info(self.namespace, wanted)
+            with contextlib.suppress(RuntimeFailure):  # a full disk: the names are for `cache info` only
+                self.store.put_model_info(self.namespace, wanted)
 
     @property
     def info(self) -> ModelInfo:

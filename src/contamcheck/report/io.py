@@ -114,8 +114,7 @@ def as_saved(report: Report) -> Report:
         return Report.model_validate(source.model_dump())
     except ValidationError as exc:
         raise ReportInvalid(
-            f"The report can't be saved or shown: {_first_error(exc)}. Change it back, or run the "
-            "audit again."
+            f"The report can't be saved or shown: {first_error(exc)}. Change it back, or run the audit again."
         ) from None
 
 
@@ -183,10 +182,11 @@ def read_report(path: str | Path) -> Report:
         exists = True
     except (FileNotFoundError, NotADirectoryError):
         exists = False
-    except OSError as exc:  # a name too long for the file system, say
+    except (OSError, ValueError) as exc:  # a name too long for the file system, a NUL in it
         exists = False
         if not text:
-            raise ReportUnreadable(f"Can't read the report {shown!r}: {exc.strerror or exc}.") from None
+            reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
+            raise ReportUnreadable(f"Can't read the report {shown!r}: {reason}.") from None
     if not exists:
         if text:
             raise ReportUnreadable(
@@ -233,10 +233,10 @@ def read_report(path: str | Path) -> Report:
     try:
         return Report.model_validate(data)
     except ValidationError as exc:
-        raise ReportUnreadable(f"{str(path)!r} is not a valid report: {_first_error(exc)}.") from None
+        raise ReportUnreadable(f"{str(path)!r} is not a valid report: {first_error(exc)}.") from None
 
 
-def _first_error(exc: ValidationError) -> str:
+def first_error(exc: ValidationError) -> str:
     """The first thing wrong, where it is: ``tests.1.flag_rate: Input should be ...``."""
     first = exc.errors()[0]
     where = ".".join(str(part) for part in first["loc"])

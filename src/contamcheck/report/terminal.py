@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pydantic import BaseModel
 from rich.console import Console
 from rich.markup import escape
 from rich.text import Text
@@ -145,7 +146,8 @@ def index_line(report: Report) -> str:
 def render(report: Report, console: Console) -> None:
     """Print the report: header, one line per test with what it means, and the verdict. What a
     terminal would act on in its text (an escape sequence) is shown as \ufffd."""
-    report = Report.model_validate(_printable(as_saved(report).model_dump()))
+    report = as_saved(report).model_copy(deep=True)
+    _printable(report)
     first, second = header_lines(report)
     console.print()
     console.print(Text.assemble(("contamcheck  ", "bold"), first))
@@ -187,12 +189,19 @@ def render(report: Report, console: Console) -> None:
 
 
 def _printable(value: object) -> object:
-    """``value`` (a report dumped to dicts, lists and strings) with each string's unprintable
-    characters replaced."""
+    """``value`` with each string's unprintable characters replaced: a model, list or dict in place
+    (keys too: a set-aside reason is printed), a string as a new one."""
     if isinstance(value, str):
         return value.translate(UNPRINTABLE)
-    if isinstance(value, dict):
-        return {key: _printable(part) for key, part in value.items()}
-    if isinstance(value, (list, tuple)):
-        return type(value)(_printable(part) for part in value)
+    if isinstance(value, BaseModel):
+        for name in type(value).model_fields:
+            object.__setattr__(value, name, _printable(getattr(value, name)))
+    elif isinstance(value, list):
+        value[:] = [_printable(part) for part in value]
+    elif isinstance(value, tuple):
+        return tuple(_printable(part) for part in value)
+    elif isinstance(value, dict):
+        cleaned = {_printable(key): _printable(part) for key, part in value.items()}
+        value.clear()
+        value.update(cleaned)
     return value
