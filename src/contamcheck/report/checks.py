@@ -1,11 +1,12 @@
 """What a report's numbers say of each other, checked where it is read back or written.
 
-Each rule holds, by construction, in every report an audit makes (``stats.verdict`` and
-``stats.index`` apply them), and held in each of the 172 reports saved in this repository, of every
-schema version: so a report that breaks one was changed after its audit, and a gate re-reading it
-(``contamcheck report``) must not take its verdict. The rules are the documented ones, not a
-re-run of the analysis: they catch an edit made carelessly or naively (a status or a verdict
-changed alone), not a forger who changes every number that depends on another.
+Each rule is one ``stats.verdict`` and ``stats.index`` apply, so every report an audit makes keeps
+it (one that did not would stop the audit as a bug, not be saved), and each of the 172 reports the
+docs publish, of every schema version, keeps them all (tests/test_saved_reports.py reads them): a
+report that breaks one was changed after its audit, and a gate re-reading it (``contamcheck
+report``) must not take its verdict. The rules are the documented ones, not a re-run of the
+analysis: they catch an edit made carelessly or naively (a status or a verdict changed alone), not
+a forger who changes every number that depends on another.
 """
 
 from __future__ import annotations
