@@ -167,6 +167,11 @@ def test_an_edited_report_that_contradicts_itself_is_refused(tmp_path: Path, cap
     [
         ('{"tool": "contamcheck", "x": ' + "[" * 100_000 + "]" * 100_000 + "}", "nested too deeply"),
         ('{"tool": "contamcheck", "p": NaN}', "NaN is not a number a report holds"),
+        # a second verdict after the first: Python reads the last, other readers the first
+        (
+            '{"tool": "contamcheck", "verdict": {"code": "likely", "code": "clean"}}',
+            "the key 'code' appears twice",
+        ),
         ('{"tool": "contamcheck", "p": -Infinity}', "-Infinity is not a number a report holds"),
         (
             '{"tool": "contamcheck", "n": ' + "9" * 5000 + "}",

@@ -7,7 +7,7 @@ import math
 import os
 import tempfile
 from pathlib import Path
-from typing import get_args
+from typing import Any, get_args
 
 import numpy as np
 from pydantic import BaseModel, ValidationError
@@ -166,6 +166,17 @@ def _no_constant(name: str) -> None:
     raise ValueError(f"{name} is not a number a report holds (one that could not be computed is null)")
 
 
+def _once(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """An object whose keys each appear once: a key given twice is read as its last value here and
+    as its first by other readers, so a gate and a person could see two verdicts."""
+    seen: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in seen:
+            raise ValueError(f"the key {key!r} appears twice in one object")
+        seen[key] = value
+    return seen
+
+
 def _minor(version: str) -> int:
     """The minor part of a schema version ("1.2" -> 2; 0 where there is none or it is not a number)."""
     parts = version.split(".")
@@ -202,7 +213,9 @@ def read_report(path: str | Path) -> Report:
         )
     try:
         # utf-8-sig: a report saved again by an editor that starts its files with a byte-order mark
-        data = json.loads(source.read_text(encoding="utf-8-sig"), parse_constant=_no_constant)
+        data = json.loads(
+            source.read_text(encoding="utf-8-sig"), parse_constant=_no_constant, object_pairs_hook=_once
+        )
     except OSError as exc:
         raise ReportUnreadable(f"Can't read the report {str(path)!r}: {exc.strerror or exc}.") from None
     except (UnicodeDecodeError, json.JSONDecodeError, ValueError) as exc:
