@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import json
 import math
 import os
@@ -195,6 +196,8 @@ def read_report(path: str | Path) -> Report:
         exists = False
     except (OSError, ValueError) as exc:  # a name too long for the file system, a NUL in it
         exists = False
+        if not text and isinstance(exc, OSError) and exc.errno == errno.ENAMETOOLONG:  # as the CLI says
+            raise ReportUnreadable(f"A path is too long for this system: {shown!r}.") from None
         if not text:
             reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
             raise ReportUnreadable(f"Can't read the report {shown!r}: {reason}.") from None
