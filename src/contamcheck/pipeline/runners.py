@@ -336,7 +336,7 @@ def _bulk_result(
         tail = "no tail beyond it that chance does not explain"
     elif outcome.p_value >= WARN_LEVEL:
         # the bound is against a normal bulk; never-seen samples, simulated, flag as many this often
-        above = int(outcome.flags.sum())
+        above = outcome.flagged
         tail = (
             f"{above} question{'s' if above != 1 else ''} above it, as many as chance gives a never-seen "
             f"benchmark (tail count p = {outcome.p_value:.2g}): no tail that chance does not explain"

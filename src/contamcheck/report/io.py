@@ -195,12 +195,12 @@ def read_report(path: str | Path) -> Report:
     except (FileNotFoundError, NotADirectoryError):
         exists = False
     except (OSError, ValueError) as exc:  # a name too long for the file system, a NUL in it
-        exists = False
-        if not text and isinstance(exc, OSError) and exc.errno == errno.ENAMETOOLONG:  # as the CLI says
-            raise ReportUnreadable(f"A path is too long for this system: {shown!r}.") from None
         if not text:
+            if isinstance(exc, OSError) and exc.errno == errno.ENAMETOOLONG:  # as the CLI says it
+                raise ReportUnreadable(f"A path is too long for this system: {shown!r}.") from None
             reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
             raise ReportUnreadable(f"Can't read the report {shown!r}: {reason}.") from None
+        exists = False
     if not exists:
         if text:
             raise ReportUnreadable(

@@ -146,7 +146,7 @@ def index_line(report: Report) -> str:
 def render(report: Report, console: Console) -> None:
     """Print the report: header, one line per test with what it means, and the verdict. What a
     terminal would act on in its text (an escape sequence) is shown as \ufffd."""
-    report = as_saved(report).model_copy(deep=True)
+    report = as_saved(report)  # a copy, checked: cleaned in place
     _printable(report)
     first, second = header_lines(report)
     console.print()
