@@ -1,5 +1,5 @@
 """The cache where things go wrong around it: a folder that is not a cache, an empty name, a full
-disk, a damaged entry, a newer contamcheck's file, a conversion killed half-way."""
+disk, a damaged entry, a newer contamcheck's file, a conversion killed half-way, a lock held long."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ import json
 import os
 import socket
 import sqlite3
+import threading
 import time
 
 import pytest
@@ -14,6 +15,7 @@ import pytest
 from contamcheck.backends.hf import _remove_outdated_copies
 from contamcheck.cli import main
 from contamcheck.errors import RuntimeFailure
+from contamcheck.evidence import cache as cache_module
 from contamcheck.evidence.cache import TAG_SIGNATURE, EvidenceCache
 
 AUDIT = ["fake:clean", "sample", "-n", "20", "--no-order", "--json"]
@@ -179,3 +181,68 @@ def test_a_conversion_killed_half_way_is_removed_by_the_next_and_not_counted(tmp
     assert "models converted" not in capsys.readouterr().out  # half-made copies are not models
     _remove_outdated_copies(converted)
     assert sorted(p.name for p in converted.iterdir()) == sorted([running.name, slow.name, elsewhere.name])
+
+
+def _hold_the_write_lock(path, seconds: float) -> threading.Thread:
+    """Another process's long transaction (an audit stopped with Ctrl-Z mid-write, a sqlite3 shell)."""
+    held = threading.Event()
+
+    def hold() -> None:
+        db = sqlite3.connect(path, isolation_level=None)
+        db.execute("BEGIN IMMEDIATE")
+        held.set()
+        time.sleep(seconds)
+        db.execute("ROLLBACK")
+        db.close()
+
+    thread = threading.Thread(target=hold)
+    thread.start()
+    held.wait()
+    return thread
+
+
+def test_a_write_that_waits_for_another_process_is_said_and_goes_through(tmp_path, monkeypatch):
+    monkeypatch.setattr(cache_module, "WAIT_STEP_S", 0.2)
+    EvidenceCache(tmp_path).close()
+    heard: list[bool | None] = []
+    holder = _hold_the_write_lock(tmp_path / "evidence.sqlite3", 1.0)
+    cache = EvidenceCache(tmp_path, on_wait=heard.append)  # opening an existing cache writes nothing
+    assert heard == []
+    cache.put_many("m", {"k": "v"})
+    holder.join()
+    assert heard == [True, False] and cache.get_many("m", ["k"]) == {"k": "v"}
+    cache.close()
+
+
+def test_a_lock_held_past_the_wait_stops_with_the_cause_and_keeps_what_was_stored(
+    tmp_path, monkeypatch, capsys
+):
+    monkeypatch.setattr(cache_module, "WAIT_STEP_S", 0.2)
+    monkeypatch.setattr(cache_module, "BUSY_TIMEOUT_S", 1)
+    assert main([*AUDIT, "--cache", str(tmp_path)]) == 0
+    capsys.readouterr()
+    before = EvidenceCache(tmp_path).summary()["models"][0]["entries"]
+    holder = _hold_the_write_lock(tmp_path / "evidence.sqlite3", 3.0)
+    try:
+        # another model: its evidence is new, so it must be written
+        assert (
+            main(["fake:clean:strength=0", "sample", "-n", "20", "--no-order", "--cache", str(tmp_path)]) == 3
+        )
+    finally:
+        holder.join()
+    err = capsys.readouterr().err
+    assert "stayed locked by another process for 1 s" in err and "Traceback" not in err
+    assert "waiting for the evidence cache (another process is writing to it)" in err  # said, then failed
+    assert EvidenceCache(tmp_path).summary()["models"][0]["entries"] == before
+
+
+def test_clear_says_it_waits_for_a_lock(tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr(cache_module, "WAIT_STEP_S", 0.2)
+    assert main([*AUDIT, "--cache", str(tmp_path)]) == 0
+    capsys.readouterr()
+    holder = _hold_the_write_lock(tmp_path / "evidence.sqlite3", 1.0)
+    assert main(["cache", "clear", "--cache", str(tmp_path)]) == 0
+    holder.join()
+    captured = capsys.readouterr()
+    assert "Waiting for the evidence cache: another process is writing to it" in captured.err
+    assert "removed 93 evidence entries" in captured.out

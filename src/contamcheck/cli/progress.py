@@ -78,6 +78,8 @@ class ProgressBars:
 
     def _line(self, label: str, done: int, total: int) -> None:
         now = time.monotonic()
+        if label in self._lines and self._lines[label][1] == 4 and done == 0 and total == 0:
+            del self._lines[label]  # a step done that starts again (another wait for the cache) is new
         if label not in self._lines:
             self._lines[label] = (now, 0)
             if total != FAILED:

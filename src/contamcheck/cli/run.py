@@ -209,7 +209,7 @@ def show_cache(folder: str | None) -> int:
 
 
 def clear_cache(folder: str | None) -> int:
-    from ..evidence.cache import FILE_NAME, TAG_NAME, EvidenceCache, cache_folder, is_cache
+    from ..evidence.cache import BUSY_TIMEOUT_S, FILE_NAME, TAG_NAME, EvidenceCache, cache_folder, is_cache
 
     where = cache_folder(folder)
     if not where.exists():
@@ -221,7 +221,15 @@ def clear_cache(folder: str | None) -> int:
             "nothing was deleted. Pass the folder an audit used (--cache), or leave --cache out "
             "for the default one."
         )
-    cache = EvidenceCache(folder, audit=False)
+
+    def waiting(waiting: bool | None) -> None:
+        if waiting:
+            Console(soft_wrap=True, stderr=True).print(
+                "Waiting for the evidence cache: another process is writing to it "
+                f"(up to {BUSY_TIMEOUT_S} s) …"
+            )
+
+    cache = EvidenceCache(folder, audit=False, on_wait=waiting)
     removed = cache.clear()
     if cache.set_aside:  # set aside on the way, then cleared with the rest
         Console(soft_wrap=True, stderr=True).print(

@@ -42,7 +42,8 @@ FILE_NAME = "evidence.sqlite3"
 CONVERTED_DIR = "converted"  # models dequantised from .gguf files (backends.loaders)
 NULLS_DIR = "nulls"  # the bulk null's simulated reference tables (stats.bulk)
 DERIVED = (CONVERTED_DIR, NULLS_DIR)
-BUSY_TIMEOUT_S = 60
+BUSY_TIMEOUT_S = 60  # how long a write waits for another process's transaction, in all
+WAIT_STEP_S = 2.0  # how long one try waits: after the first, the wait is said (``on_wait``)
 TAG_NAME = "CACHEDIR.TAG"
 TAG_SIGNATURE = "Signature: 8a477f597d28d172789f06886806bc55"
 COLUMNS = {
@@ -110,6 +111,12 @@ def _full(exc: sqlite3.Error) -> bool:
     return getattr(exc, "sqlite_errorcode", None) == sqlite3.SQLITE_FULL or "is full" in str(exc)
 
 
+def _busy(exc: sqlite3.Error) -> bool:
+    """SQLite's "database is locked": another connection holds the write lock past a try's wait."""
+    code = getattr(exc, "sqlite_errorcode", None)
+    return code in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED) or "is locked" in str(exc)
+
+
 def cache_remedy(folder: str | Path | None, audit: bool = True) -> str:
     """What to do about a cache folder that can't be used, by where its name came from."""
     if folder is None and os.environ.get("CONTAMCHECK_CACHE"):
@@ -153,9 +160,19 @@ def decode(kind: str, blob: bytes) -> Value:
 class EvidenceCache:
     """A SQLite evidence store in ``folder`` (created if missing)."""
 
-    def __init__(self, folder: str | Path | None = None, audit: bool = True) -> None:
-        """``audit``: opened by an audit, which can do without it (``--no-cache``); not by ``cache info``."""
+    def __init__(
+        self,
+        folder: str | Path | None = None,
+        audit: bool = True,
+        on_wait: Callable[[bool | None], None] | None = None,
+    ) -> None:
+        """``audit``: opened by an audit, which can do without it (``--no-cache``); not by ``cache info``.
+
+        ``on_wait(True)`` hears that a write waits for another process's transaction (one more try
+        than the first); then ``on_wait(False)`` once it went through, or ``on_wait(None)`` when it
+        gave up after ``BUSY_TIMEOUT_S`` (a RuntimeFailure follows)."""
         self.folder = cache_folder(folder)
+        self.on_wait = on_wait
         remedy = cache_remedy(folder, audit)
         self.check(folder, audit)  # a file in the way, a folder that can't be written
         try:
@@ -179,14 +196,16 @@ class EvidenceCache:
                 f"The evidence cache {str(self.path)!r} is read-only. Make it writable. {remedy}"
             )
         try:
-            self._db = self._open()
+            self._db = self._waiting(self._open)
         except sqlite3.OperationalError as exc:  # locked past the timeout, or a read-only folder: intact
+            if _busy(exc):
+                raise self._locked() from None
             raise InputError(
                 f"The evidence cache {str(self.path)!r} can't be used ({exc}). {remedy}"
             ) from None
         except sqlite3.DatabaseError as exc:  # not a database, or another schema: set aside
             self._set_aside(exc)
-            self._db = self._open()
+            self._db = self._waiting(self._open)
         if audit and own:
             _tag(self.folder)
 
@@ -246,8 +265,10 @@ class EvidenceCache:
         path is already a fresh one, and is opened, not moved.
         """
         try:
-            return action()
+            return self._waiting(action)
         except sqlite3.OperationalError as exc:
+            if _busy(exc):
+                raise self._locked() from None
             if not _full(exc):
                 raise
             raise RuntimeFailure(
@@ -262,8 +283,41 @@ class EvidenceCache:
                 self._db.close()
             if self._same_file():
                 self._set_aside(exc)
-            self._db = self._open()
+            self._db = self._waiting(self._open)
             return action()
+
+    def _locked(self) -> RuntimeFailure:
+        return RuntimeFailure(
+            f"The evidence cache {str(self.path)!r} stayed locked by another process for "
+            f"{BUSY_TIMEOUT_S} s (an audit stopped with Ctrl-Z, or a program holding it open). What "
+            "was stored before is kept: run the same command again once that process ends or goes "
+            "on, or pass --cache with another folder."
+        )
+
+    def _waiting(self, action: Callable[[], T]) -> T:
+        """Run ``action``, trying again while another process holds the write lock, up to
+        ``BUSY_TIMEOUT_S`` in all; each try waits ``WAIT_STEP_S``, and the wait after the first is
+        said to ``on_wait``, so that a long one is not silence. An action is one transaction, or
+        reads: trying it again repeats nothing."""
+        deadline = time.monotonic() + BUSY_TIMEOUT_S
+        waited = False
+        while True:
+            try:
+                result = action()
+            except sqlite3.OperationalError as exc:
+                if not _busy(exc):
+                    raise
+                if time.monotonic() >= deadline:
+                    if waited and self.on_wait is not None:
+                        self.on_wait(None)
+                    raise
+                if not waited and self.on_wait is not None:
+                    self.on_wait(True)
+                waited = True
+                continue
+            if waited and self.on_wait is not None:
+                self.on_wait(False)
+            return result
 
     def _same_file(self) -> bool:
         """Is the file at the path still the one this cache opened?"""
@@ -274,19 +328,24 @@ class EvidenceCache:
         return (stat.st_dev, stat.st_ino) == self._file
 
     def _open(self) -> sqlite3.Connection:
-        db = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False)
+        db = sqlite3.connect(self.path, timeout=WAIT_STEP_S, isolation_level=None, check_same_thread=False)
+        try:
+            return self._prepare(db)
+        except BaseException:  # tried again when locked: no connection left open per try
+            db.close()
+            raise
+
+    def _prepare(self, db: sqlite3.Connection) -> sqlite3.Connection:
         stat = self.path.stat()
         self._file = (stat.st_dev, stat.st_ino)
         version = db.execute("PRAGMA user_version").fetchone()[0]  # read before anything is written
         if version > SCHEMA_VERSION:  # a newer contamcheck's: not damage, and not to be moved aside
-            db.close()
             raise InputError(
                 f"The evidence cache {str(self.path)!r} was written by a newer contamcheck (cache "
                 f"schema {version}; this one uses {SCHEMA_VERSION}): nothing in it was changed. "
                 "Upgrade contamcheck, or pass --cache with another folder."
             )
         if version not in (0, SCHEMA_VERSION):
-            db.close()
             raise sqlite3.DatabaseError(f"cache schema {version}, this contamcheck uses {SCHEMA_VERSION}")
         db.execute("PRAGMA journal_mode=WAL")
         db.execute("PRAGMA synchronous=NORMAL")
@@ -305,9 +364,9 @@ class EvidenceCache:
         for table, columns in COLUMNS.items():
             found = [row[1] for row in db.execute(f"PRAGMA table_info({table})")]
             if found != columns:  # a database of another kind, under our name: set aside
-                db.close()
                 raise sqlite3.DatabaseError(f"its table {table} has the columns {found}, not {columns}")
-        db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+        if version != SCHEMA_VERSION:  # a new file; written only then, as it waits for any writer
+            db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
         return db
 
     # -- evidence ---------------------------------------------------------------------------------
@@ -483,7 +542,7 @@ class EvidenceCache:
             self._db.close()
             for suffix in ("", "-wal", "-shm"):
                 Path(f"{self.path}{suffix}").unlink(missing_ok=True)
-            self._db = self._open()
+            self._db = self._waiting(self._open)
         parts = [self.folder / name for name in DERIVED if (self.folder / name).is_dir()]
         parts += list(self.folder.glob(FILE_NAME + ".damaged-*"))
         before = [(_count(part) if part.is_dir() else 1, tree_size(part)) for part in parts]

@@ -32,6 +32,7 @@ from .store import EvidenceStore, Value
 ProgressCallback = Callable[[str, int, int], None]
 FAILED = -1
 ANALYSIS = "analysis: testing"  # the step after the models' work: the tests' statistics, one by one
+CACHE_WAIT = "waiting for the evidence cache (another process is writing to it)"  # a step, when it waits
 Tick = Callable[[int], None]  # requests of the current batch finished so far
 Keep = Callable[[dict[str, Value]], None]  # values finished within a batch, stored before it ends
 

@@ -15,7 +15,7 @@ import platform
 import sys
 import time
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -31,7 +31,7 @@ from ..controls import Controls, build_controls
 from ..errors import InputError, RuntimeFailure
 from ..evidence import Evidence, EvidenceEngine, EvidenceStore, MemoryStore, Request, ScoreRequest
 from ..evidence.cache import NULLS_DIR, EvidenceCache
-from ..evidence.engine import ANALYSIS, ProgressCallback
+from ..evidence.engine import ANALYSIS, CACHE_WAIT, FAILED, ProgressCallback
 from ..methods import TESTS, MethodSettings, PerTextTest, Test, create_test
 from ..methods.canonical_order import CanonicalOrder, Shard
 from ..methods.guided import Guided
@@ -77,7 +77,8 @@ def audit(
 
     ``progress(label, done, total)`` hears each step: connecting to a server (``openai:`` models)
     and loading a model (total 0 until done; -1, ``contamcheck.evidence.engine.FAILED``, when it
-    failed), scoring and generating (texts), then the analysis (tests); each count once. An
+    failed), scoring and generating (texts), then the analysis (tests); each count once. A write to
+    the cache that waits for another process's is a step too (``CACHE_WAIT``, with no count). An
     exception it raises stops the audit; what was computed stays in the cache.
 
     A cache it opens itself it also closes, so its file is whole on disk when the call returns (a
@@ -99,12 +100,26 @@ def audit(
     with _torch_threads_kept():
         if store is not None:
             return _audit(config, plan, progress, store, started_at, started)
-        opened = MemoryStore() if config.no_cache else EvidenceCache(config.cache)
+        opened = (
+            MemoryStore() if config.no_cache else EvidenceCache(config.cache, on_wait=_wait_said(progress))
+        )
         try:
             return _audit(config, plan, progress, opened, started_at, started)
         finally:
             if isinstance(opened, EvidenceCache):
                 opened.close()
+
+
+def _wait_said(progress: ProgressCallback | None) -> Callable[[bool | None], None] | None:
+    """The cache's waits for another process's write, as a step of the progress with no count."""
+    if progress is None:
+        return None
+    told = progress
+
+    def said(waiting: bool | None) -> None:
+        told(CACHE_WAIT, *((0, 0) if waiting else (1, 1) if waiting is False else (0, FAILED)))
+
+    return said
 
 
 @contextlib.contextmanager
