@@ -74,9 +74,11 @@ def test_sigkill_in_the_middle_resumes_to_the_same_report(tmp_path):
     assert without_run(report) == without_run(json.loads(cold_output.read_text()))
 
 
-def test_sigterm_stops_like_ctrl_c_and_the_same_command_resumes(tmp_path):
-    """A CI timeout or docker stop sends SIGTERM: one line, exit 143, nothing computed lost (it was a
-    silent death by the signal, found by a black-box pass)."""
+@pytest.mark.parametrize("stop", [signal.SIGTERM, signal.SIGHUP], ids=["SIGTERM", "SIGHUP"])
+def test_sigterm_or_sighup_stops_like_ctrl_c_and_the_same_command_resumes(tmp_path, stop):
+    """A CI timeout or docker stop sends SIGTERM, a closed terminal or a lost SSH session SIGHUP:
+    one line, exit 128 + the signal, nothing computed lost (each was a silent death by the signal,
+    found by black-box passes)."""
     cache, output = tmp_path / "cache", tmp_path / "report.json"
     process = subprocess.Popen(
         audit_command(cache, output), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
@@ -84,12 +86,12 @@ def test_sigterm_stops_like_ctrl_c_and_the_same_command_resumes(tmp_path):
     deadline = time.monotonic() + 60
     while stored(cache) < 4 and time.monotonic() < deadline:
         time.sleep(0.05)
-    process.send_signal(signal.SIGTERM)
+    process.send_signal(stop)
     _, err = process.communicate(timeout=30)
-    assert process.returncode == 143, err
+    assert process.returncode == 128 + stop, err
     assert err.decode().strip() == (
-        "contamcheck: error: Terminated (SIGTERM). Evidence computed so far is kept; run the same "
-        "command to resume."
+        f"contamcheck: error: Terminated ({stop.name}). Evidence computed so far is kept; run the "
+        "same command to resume."
     )
     kept = stored(cache)
     assert kept >= 4 and not output.exists()

@@ -7,6 +7,7 @@ named like a subcommand is passed as ``./run``).
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import signal
 import sys
@@ -246,7 +247,8 @@ def cli() -> None:
     The audit's options (-n, --reference, --control, --tests, --html ...): contamcheck run --help.
 
     Exit codes: 0 no evidence found (or below --fail-on), 1 --fail-on reached, 2 bad input,
-    3 runtime failure, 4 inconclusive, 130 interrupted (Ctrl-C), 143 stopped (SIGTERM).
+    3 runtime failure, 4 inconclusive, 130 interrupted (Ctrl-C), 143 stopped (SIGTERM), 129
+    (SIGHUP).
     """
 
 
@@ -380,12 +382,21 @@ def _one_of(positional: str | None, option: str | None, name: str, flag: str) ->
 
 
 class Terminated(BaseException):
-    """SIGTERM (a CI timeout, ``docker stop``, ``kill``): stopped like Ctrl-C, the cache keeping what
-    was computed. A BaseException, as KeyboardInterrupt, so that no ``except Exception`` holds it."""
+    """SIGTERM (a CI timeout, ``docker stop``, ``kill``) or SIGHUP (the terminal closed, an SSH
+    session lost): stopped like Ctrl-C, the cache keeping what was computed. A BaseException, as
+    KeyboardInterrupt, so that no ``except Exception`` holds it."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
 
 
 def _terminate(signum: int, frame: object) -> None:
-    raise Terminated
+    raise Terminated(signum)
+
+
+# the signals that stop an audit the way Ctrl-C does (SIGHUP is POSIX only)
+STOPPING = [signal.SIGTERM, *([signal.SIGHUP] if hasattr(signal, "SIGHUP") else [])]
 
 
 def _run_audit(model: str, benchmark: str, options: dict[str, Any]) -> int:
@@ -393,12 +404,12 @@ def _run_audit(model: str, benchmark: str, options: dict[str, Any]) -> int:
 
     # only the main thread may set a handler (an audit called from another thread keeps the default)
     main_thread = threading.current_thread() is threading.main_thread()
-    previous = signal.signal(signal.SIGTERM, _terminate) if main_thread else None
+    previous = {signum: signal.signal(signum, _terminate) for signum in STOPPING} if main_thread else {}
     try:
         return guarded(options["debug"])(lambda: run_audit(model, benchmark, options))
     finally:
-        if main_thread:  # None: the handler before was not set from Python
-            signal.signal(signal.SIGTERM, signal.SIG_DFL if previous is None else previous)
+        for signum, handler in previous.items():  # None: the handler before was not set from Python
+            signal.signal(signum, signal.SIG_DFL if handler is None else handler)
 
 
 def guarded(debug: bool) -> Callable[[Callable[[], int]], int]:
@@ -413,9 +424,10 @@ def guarded(debug: bool) -> Callable[[Callable[[], int]], int]:
         except KeyboardInterrupt:
             _error("Interrupted. Evidence computed so far is kept; run the same command to resume.")
             return 130
-        except Terminated:
-            _error("Terminated (SIGTERM). Evidence computed so far is kept; run the same command to resume.")
-            return 143
+        except Terminated as stop:
+            name = signal.Signals(stop.signum).name
+            _error(f"Terminated ({name}). Evidence computed so far is kept; run the same command to resume.")
+            return 128 + stop.signum
         except Exception as exc:  # an unexpected exception is a bug: say so, in one line
             if debug:
                 raise
@@ -434,7 +446,8 @@ def guarded(debug: bool) -> Callable[[Callable[[], int]], int]:
 
 
 def _error(message: str) -> None:
-    click.echo(f"contamcheck: error: {message}", err=True)
+    with contextlib.suppress(OSError):  # a terminal gone (SIGHUP): the exit code still says it
+        click.echo(f"contamcheck: error: {message}", err=True)
 
 
 def main(argv: list[str] | None = None) -> int:
