@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import importlib.machinery
 import sys
 import time
@@ -461,6 +462,30 @@ def test_a_conversion_stopped_by_ctrl_c_leaves_no_half_made_copy(tokenizer, tmp_
     with pytest.raises(KeyboardInterrupt):
         hf._save_converted(tiny_llama(tokenizer), Interrupting(), tmp_path / "converted" / "abc")
     assert list((tmp_path / "converted").iterdir()) == []
+
+
+def test_a_copy_that_can_not_be_kept_is_a_warning_not_a_failure(tokenizer, tmp_path):
+    """A full disk while saving the dequantised copy: the audit goes on, the report says why the next
+    one converts again, and no half-made copy is left."""
+
+    class DiskFull:
+        def save_pretrained(self, folder: Path) -> None:
+            raise OSError(errno.ENOSPC, "No space left on device")
+
+    note = hf._save_converted(tiny_llama(tokenizer), DiskFull(), tmp_path / "converted" / "abc")
+    assert note is not None and "(No space left on device)" in note and "converts it again" in note
+    assert list((tmp_path / "converted").iterdir()) == []
+    assert hf._save_converted(tiny_llama(tokenizer), tokenizer, tmp_path / "converted" / "abc") is None
+
+
+def test_what_loading_warns_reaches_the_report(monkeypatch, tmp_path):
+    from contamcheck.backends.fake import FakeModel
+    from contamcheck.config import AuditConfig
+    from contamcheck.pipeline import audit
+
+    monkeypatch.setattr(FakeModel, "notes", ["The dequantised copy could not be kept."], raising=False)
+    report = audit(AuditConfig(model="fake:clean", benchmark="sample", limit=20, no_cache=True))
+    assert "The dequantised copy could not be kept." in report.warnings
 
 
 def test_a_corrupt_weights_file_is_named_as_corrupt():

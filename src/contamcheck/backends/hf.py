@@ -245,6 +245,7 @@ class HFModel:
         self.identity = identity
         self.device = device
         self.dtype = dtype
+        self.notes: list[str] = []  # for the report's warnings (a converted copy that could not be kept)
         self.vocab_size = int(model.get_output_embeddings().weight.shape[0])
         self.context_length = _context_length(model.config, tokenizer)
         # A token spans no more characters than the vocabulary's longest entry (unless the tokenizer
@@ -344,12 +345,15 @@ class HFModel:
         if device_map is None:
             model = cast(Any, model).to(torch.device(chosen_device))
         model.eval()
+        unsaved = None
         if converted is not None and source.kind == "gguf":
-            _save_converted(model, tokenizer, converted)
+            unsaved = _save_converted(model, tokenizer, converted)
         if identity is None:
             revision = getattr(config, "_commit_hash", None)
             identity = f"{name}@{revision}" if revision else name
-        return cls(model, tokenizer, name, identity, chosen_device, torch_dtype)
+        loaded = cls(model, tokenizer, name, identity, chosen_device, torch_dtype)
+        loaded.notes = [unsaved] if unsaved else []
+        return loaded
 
     # -- the protocol -----------------------------------------------------------------------
 
@@ -782,8 +786,9 @@ def converted_copy(source: ModelSource, identity: str | None, converted_dir: Pat
     return converted_dir / f"v2-{hashlib.sha256(identity.encode()).hexdigest()[:24]}"
 
 
-def _save_converted(model: Any, tokenizer: Any, target: Path) -> None:
-    """Save a dequantised GGUF model beside the cache, atomically (a folder renamed into place).
+def _save_converted(model: Any, tokenizer: Any, target: Path) -> str | None:
+    """Save a dequantised GGUF model beside the cache, atomically (a folder renamed into place);
+    where it can't be (a full disk), what the report warns, and the audit goes on without it.
 
     transformers marks a model loaded from GGUF as quantised and won't ``save_pretrained`` it, but
     its weights are plain tensors by then: we write them with safetensors, with the config and the
@@ -814,6 +819,12 @@ def _save_converted(model: Any, tokenizer: Any, target: Path) -> None:
             shutil.rmtree(staging, ignore_errors=True)
         if not isinstance(exc, Exception):
             raise
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else f"{type(exc).__name__}: {exc}"
+        return (
+            f"The dequantised copy of the .gguf model could not be kept in {str(target.parent)!r} "
+            f"({reason}), so the next audit converts it again; free space there to keep it."
+        )
+    return None
 
 
 def _remove_outdated_copies(folder: Path) -> None:

@@ -347,6 +347,7 @@ def _audit(
             # how close a reference's numbers lie to the model's says nothing once it is passed over
             + (work.warnings if reference_info.status != "passed-over" else [])
             + assemble.threads_warning(config, target.backend)
+            + [note for handle in handles if handle is not None for note in handle.notes]
             + (store.notes if isinstance(store, EvidenceCache) else []),
             versions=assemble.versions(),
             run=RunInfo(

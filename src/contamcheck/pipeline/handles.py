@@ -72,6 +72,7 @@ class ModelHandle:
         self._model: LanguageModel | None = None
         self._identity = self.description.identity
         self._num_parameters: int | None = None
+        self.notes: list[str] = []  # what loading it warns of (a converted copy that could not be kept)
 
     def _describe(self) -> ModelDescription:
         """What the model is. A server is asked (its model list, a probe text): a step of its own,
@@ -104,6 +105,7 @@ class ModelHandle:
             with self._step(f"loading {self.description.name}"):
                 self._model = load_model(self.spec, self.options, self.description)
             self.loaded = True
+            self.notes += getattr(self._model, "notes", [])  # kept past release()
             self._identity = self._identity or self._model.identity
             self._num_parameters = self._model.num_parameters()
             self._record(self.store.get_model_info(self.namespace))
