@@ -271,12 +271,25 @@ def test_the_null_table_is_kept_in_the_cache_folder_and_read_back(tmp_path):
     assert np.array_equal(np.load(stored), counts)
     assert not list(tables.glob(".*tmp"))  # written whole, then renamed
 
-    np.save(stored, np.arange(500))  # what is stored is what a warm run uses: no simulation
-    assert np.array_equal(null_flag_counts(37, 500, 0.05, 0, tables), np.arange(500))
+    other = np.arange(500) // 20  # what is stored is what a warm run uses: no simulation
+    np.save(stored, other)
+    assert np.array_equal(null_flag_counts(37, 500, 0.05, 0, tables), other)
 
-    stored.write_bytes(b"damaged")  # a damaged table is simulated again and replaced
-    assert np.array_equal(null_flag_counts(37, 500, 0.05, 0, tables), counts)
-    assert np.array_equal(np.load(stored), counts)
+    damaged = [
+        b"damaged",
+        stored.read_bytes()[:-8],  # cut short
+        np.arange(500)[::-1],  # not sorted
+        np.arange(500) / 20,  # not whole counts
+        np.arange(500),  # counts 37 questions can't give
+        np.arange(400) // 20,  # too few
+    ]
+    for table in damaged:  # each is simulated again and replaced
+        if isinstance(table, bytes):
+            stored.write_bytes(table)
+        else:
+            np.save(stored, table)
+        assert np.array_equal(null_flag_counts(37, 500, 0.05, 0, tables), counts)
+        assert np.array_equal(np.load(stored), counts)
 
 
 def test_the_em_matches_the_textbook_layout():

@@ -374,9 +374,9 @@ def null_flag_counts(
     if tables is not None:
         try:
             stored = np.load(tables / name, allow_pickle=False)
-            if stored.shape == (simulations,):
+            if _plausible(stored, n, simulations):
                 return stored
-        except (OSError, ValueError):
+        except (OSError, ValueError, EOFError):
             pass  # missing or damaged: simulate again and overwrite
     counts = _simulated_counts(n, simulations, expected_rate, seed)
     if tables is not None:
@@ -389,6 +389,18 @@ def null_flag_counts(
         except OSError:
             pass  # a read-only cache still gives the right answer, only slower next time
     return counts
+
+
+def _plausible(table: np.ndarray, n: int, simulations: int) -> bool:
+    """A stored table as the simulation makes it: ``simulations`` whole counts, sorted, each a flag
+    count that ``flag_statistic`` can give for n questions. Damage, or an edit, that breaks this is
+    simulated again; one that keeps it (a count moved within its neighbours) is not seen."""
+    return (
+        table.shape == (simulations,)
+        and table.dtype.kind in "iu"
+        and bool(np.all(table[:-1] <= table[1:]))
+        and bool(table.size == 0 or (table[0] >= -n and table[-1] <= 2 * n))
+    )
 
 
 @functools.lru_cache(maxsize=32)
