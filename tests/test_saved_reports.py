@@ -139,6 +139,14 @@ def _edited(tmp_path: Path, data: dict) -> Path:
         (lambda d: d["sample"].update(tested=999), "sample.tested 999 is more than the 195"),
         (lambda d: d["settings"].update(alpha=2), "settings.alpha: Input should be less than 1"),
         (lambda d: d["run"].update(duration_s=-5), "run.duration_s is negative"),
+        (
+            lambda d: d["run"].update(started_at="yesterday"),
+            "run.started_at 'yesterday' is not a date and time with its time zone",
+        ),
+        (
+            lambda d: d["run"].update(finished_at="2026-12-06T19:20:00"),  # which zone?
+            "run.finished_at '2026-12-06T19:20:00' is not a date and time with its time zone",
+        ),
         # questions without a twin (--twinless): only with the setting, never more than were tested
         (
             lambda d: d["control"].update(without_twin=5),

@@ -7,6 +7,7 @@ computed are None (JSON null), never NaN.
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -345,6 +346,23 @@ class RunInfo(_Model):
     models_loaded: list[str] = Field(default_factory=list)
     cache: str | None = Field(default=None, description="folder of the evidence cache; None with --no-cache")
     evidence: dict[str, EvidenceUse] = Field(default_factory=dict, description="per model role")
+
+    @model_validator(mode="after")
+    def _times_are_times(self) -> RunInfo:
+        # not compared with each other: the wall clock may be set back during a run (the duration
+        # is measured on a monotonic clock)
+        for name in ("started_at", "finished_at"):
+            value = getattr(self, name)
+            try:
+                moment = datetime.fromisoformat(value)
+            except ValueError:
+                moment = None
+            if moment is None or moment.tzinfo is None:
+                raise ValueError(
+                    f"run.{name} {value!r} is not a date and time with its time zone, as an audit "
+                    "writes it (2026-12-06T19:20:00+00:00)"
+                )
+        return self
 
 
 class Report(_Model):
