@@ -120,6 +120,10 @@ def test_paths_and_tuples_are_taken_and_a_config_cannot_be_changed_unchecked(tmp
     )
     # a path object is a path, never the built-in of its name (Path("./sample") prints as "sample")
     assert (config.benchmark, config.cache, config.tests) == ("./sample", str(tmp_path), ("min-k", "zlib"))
+    assert contamcheck.AuditConfig(model="m", benchmark="b", tests=["zlib", "min-k", "ZLIB"]).tests == (
+        "zlib",
+        "min-k",
+    )  # a test named twice is one test
     assert contamcheck.AuditConfig(model=Path("gpt2"), benchmark="sample").model == "./gpt2"  # not a Hub id
     home = contamcheck.AuditConfig(model="fake:clean", benchmark=Path("~/b.jsonl"), cache=Path("~/.cache/cc"))
     assert (home.benchmark, home.cache) == ("~/b.jsonl", "~/.cache/cc")  # expanded where they are read

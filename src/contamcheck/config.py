@@ -194,7 +194,8 @@ class AuditConfig:
         if self.tests is not None:
             # every test's name is lower case; MIN-K and " zlib" mean the same tests. A tuple, so
             # that a frozen config's tests can't be changed in place either.
-            chosen = tuple(name.strip().lower() for name in self.tests if name.strip())
+            # A name given twice is one test (the report lists each once).
+            chosen = tuple(dict.fromkeys(name.strip().lower() for name in self.tests if name.strip()))
             object.__setattr__(self, "tests", chosen)
             if not chosen:
                 raise InputError("--tests is empty: name at least one test (see `contamcheck benchmarks`).")
