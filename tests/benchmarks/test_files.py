@@ -373,12 +373,14 @@ def test_malformed_jsonl_line_is_named(tmp_path: Path) -> None:
     assert "must be one JSON object" in message
 
 
-@pytest.mark.parametrize(("line", "kind"), [("[1, 2]", "list"), ('"just text"', "str"), ("42", "int")])
+@pytest.mark.parametrize(
+    ("line", "kind"), [("[1, 2]", "a list"), ('"just text"', "text"), ("42", "a number"), ("null", "null")]
+)
 def test_non_object_jsonl_line(tmp_path: Path, line: str, kind: str) -> None:
     path = write(tmp_path / "rows.jsonl", '{"question": "ok"}\n' + line + "\n")
     message = error_of(path)
     assert "Line 2" in message
-    assert f"JSON {kind}, not an object" in message
+    assert f"is {kind}, not an object" in message
     assert '{"question": "..."}' in message
 
 
@@ -436,7 +438,7 @@ def test_a_field_that_is_not_text(tmp_path: Path, suffix: str) -> None:
     path = write(tmp_path / f"q{suffix}", encode(suffix, rows))
     message = error_of(path, field="answer")
     assert "'answer'" in message
-    assert "holds int (4), not text" in message
+    assert "holds a number (4), not text" in message  # JSON's word, not Python's "int"
     assert "Pick a text field with --field" in message
 
 

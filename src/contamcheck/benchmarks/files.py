@@ -104,7 +104,7 @@ def _extract(rows: list[Row], key: str, where: str) -> tuple[Questions, str, dic
             continue
         if not isinstance(value, str):
             raise InputError(
-                f"Field {key!r} in {place} of {where!r} holds {type(value).__name__} "
+                f"Field {key!r} in {place} of {where!r} holds {_kind(value)} "
                 f"({_preview(value)}), not text. Pick a text field with --field."
             )
         item_id = row.get(id_key) if id_key else None
@@ -172,7 +172,7 @@ def _json_rows(path: Path, gzipped: bool, suffix: str) -> Iterator[Row]:
             raise InputError(f"Line {number} of {str(path)!r} nests JSON too deeply.") from None
         if not isinstance(row, dict):
             raise InputError(
-                f"Line {number} of {str(path)!r} is a JSON {type(row).__name__}, not an object "
+                f"Line {number} of {str(path)!r} is {_kind(row)}, not an object "
                 '(expected e.g. {"question": "..."}).'
             )
         yield f"line {number}", row
@@ -188,14 +188,12 @@ def _json_document_rows(data: Any, where: str) -> Iterator[Row]:
             )
         data = lists[0]
     if not isinstance(data, list):
-        raise InputError(f"{where!r} holds a JSON {type(data).__name__}; expected a list of questions.")
+        raise InputError(f"{where!r} holds {_kind(data)}; expected a list of questions.")
     for number, row in enumerate(data, start=1):
         if isinstance(row, str):
             row = {"text": row}
         if not isinstance(row, dict):
-            raise InputError(
-                f"Entry {number} of {where!r} (counting from 1) is a {type(row).__name__}, not an object."
-            )
+            raise InputError(f"Entry {number} of {where!r} (counting from 1) is {_kind(row)}, not an object.")
         yield f"entry {number} (counting from 1)", row
 
 
@@ -282,3 +280,14 @@ def _parquet_rows(path: Path, gzipped: bool) -> Iterator[Row]:
         ) from None
     for number, row in enumerate(table.to_pylist(), start=1):
         yield f"row {number} (counting from 1)", row
+
+
+def _kind(value: object) -> str:
+    """What a value is, in JSON's words ("a number", not Python's "a int")."""
+    if isinstance(value, bool):
+        return "true or false"
+    kinds = {str: "text", int: "a number", float: "a number", list: "a list", dict: "an object"}
+    for kind, said in kinds.items():
+        if isinstance(value, kind):
+            return said
+    return "null" if value is None else f"a {type(value).__name__}"
