@@ -374,7 +374,8 @@ def test_changing_an_audit_of_an_uploaded_file_asks_for_the_file_again(client):
 
 def test_changing_an_audit_with_an_uploaded_control_file_asks_for_it_or_its_removal(client):
     controls = "".join(
-        json.dumps({"question": f"Bo has {n} pens and {n + 2} pencils."}) + "\n" for n in range(30)
+        json.dumps({"question": f"Bo has {n} pens and {n + 2} pencils in his bag at school."}) + "\n"
+        for n in range(30)
     )
     files = {"control_file": ("late.jsonl", controls.encode(), "application/json")}
     job_id = start_job(client, files=files, limit="10", tests="min-k")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import math
 import signal
 import sys
 import threading
@@ -359,7 +360,8 @@ def benchmarks_command() -> int:
 )
 @click.option(
     "--max-upload-mb",
-    type=click.FloatRange(min=0, min_open=True),
+    type=float,
+    callback=lambda _ctx, _param, value: _upload_limit(value),
     default=25,
     show_default=True,
     help="Largest question file that may be uploaded.",
@@ -370,6 +372,15 @@ def serve_command(host: str, port: int, data: str | None, max_upload_mb: float, 
     from ..web import serve
 
     return guarded(debug)(lambda: serve(host, port, data, max_upload_mb))
+
+
+def _upload_limit(megabytes: float) -> float:
+    """--max-upload-mb: a size a file can have, from 1 KiB to 1 TiB (NaN and infinity are none)."""
+    if not (math.isfinite(megabytes) and 2**-10 <= megabytes <= 2**20):
+        raise click.BadParameter(
+            f"{megabytes:g} is not a size an upload can be held to: give megabytes from 0.001 to 1048576."
+        )
+    return megabytes
 
 
 def _one_of(positional: str | None, option: str | None, name: str, flag: str) -> str:

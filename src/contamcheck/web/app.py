@@ -39,6 +39,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from .. import __version__
 from ..benchmarks import BUILTINS, load_benchmark
 from ..cli.command import command_line
+from ..controls import build_controls
 from ..errors import InputError, ReportUnreadable, UnknownNameError
 from ..methods import TESTS
 from ..pipeline import check_inputs
@@ -121,6 +122,7 @@ def create_app(
             yield
         finally:
             await run_in_threadpool(runner.stop)
+            store.close()
 
     app = FastAPI(title="contamcheck", lifespan=lifespan, docs_url=None, redoc_url=None, openapi_url=None)
     app.state.store, app.state.runner, app.state.token = store, runner, token
@@ -156,20 +158,21 @@ def create_app(
     # matplotlib's pyplot (the report's figures) is not thread-safe: render one report at a time.
     # A finished report never changes, so the last few renderings are kept.
     render_lock = threading.Lock()
-    rendered: OrderedDict[str, str] = OrderedDict()
+    rendered: OrderedDict[str, tuple[tuple[int, int, int] | None, str]] = OrderedDict()
 
     def report_html(job_id: str) -> str | None:
         with render_lock:
-            if job_id not in rendered:
+            identity = store.report_identity(job_id)  # a file changed since is read and checked again
+            if job_id not in rendered or rendered[job_id][0] != identity:
                 report = store.read_report(job_id)
                 if report is None:
                     return None
                 from ..report.html_report import to_html
 
-                rendered[job_id] = to_html(report)
+                rendered[job_id] = (identity, to_html(report))
                 if len(rendered) > RENDERED_KEPT:
                     rendered.popitem(last=False)
-            return rendered[job_id]
+            return rendered[job_id][1]
 
     def not_found() -> HTMLResponse:
         return page("missing.html.j2", 404)
@@ -302,10 +305,18 @@ def create_app(
         try:
             config = record.audit_config()
         except InputError as exc:
-            return PlainTextResponse(f"This audit can't be run again: {exc}", status_code=400)
+            return page(
+                "problem.html.j2", 400, title="This audit can't be run again", message=str(exc), hint=None
+            )
         missing = [u for u in record.uploads if not (store.uploads_dir / u).is_file()]
         if missing:
-            return PlainTextResponse("Its uploaded file is gone: start a new audit.", status_code=409)
+            return page(
+                "problem.html.j2",
+                409,
+                title="This audit can't be run again",
+                message="Its uploaded file is gone from the data folder.",
+                hint="Start a new audit, choosing the file again.",
+            )
         new = store.create(config, record.benchmark_label, record.control_label, record.uploads, record.id)
         runner.submit(new.id)
         return RedirectResponse(f"/jobs/{new.id}", status_code=303)
@@ -318,7 +329,9 @@ def create_app(
         if not record.finished:
             if api:
                 return JSONResponse({"detail": running}, status_code=409)
-            return PlainTextResponse(running, status_code=409)
+            return page(
+                "problem.html.j2", 409, title="This audit is not finished", message=running, hint=None
+            )
         store.delete(job_id)
         return None
 
@@ -419,8 +432,8 @@ def prepare(
             benchmark = label = typed if typed in BUILTINS else absolute_if_local(typed)
         elif values.benchmark == CHOOSE_AGAIN:
             raise InputError(
-                "Benchmark: the audit you are changing used an uploaded file, and a form can't keep "
-                "one: choose the file again, or pick a built-in or type a path."
+                "Benchmark: none was chosen. Pick a built-in, type a path, or upload a file (when "
+                "changing an audit of an uploaded file, choose the file again: a form can't keep it)."
             )
         elif values.benchmark in BUILTINS:
             benchmark = label = values.benchmark
@@ -438,13 +451,18 @@ def prepare(
         # Files are read now, so that a wrong path, field or format shows in the form at once; an
         # upload is named as the person chose it, not by where the server keeps it. The bundled
         # sample is read too (a column it lacks); a Hub dataset is the audit's to fetch.
+        questions = None
         with named_as_uploaded(benchmark, label if benchmark_file is not None else None):
             bundled = benchmark in BUILTINS and BUILTINS[benchmark].dataset is None
             if bundled or (benchmark not in BUILTINS and not benchmark.startswith("hf:")):
-                load_benchmark(benchmark, config.field, ordered=config.ordered)
+                questions = load_benchmark(benchmark, config.field, ordered=config.ordered)
         if control is not None:
             with named_as_uploaded(control, control_label):
-                load_benchmark(control, config.control_field, role="control")
+                controls = load_benchmark(control, config.control_field, role="control")
+                if questions is not None:  # a control file that repeats the benchmark, say
+                    build_controls(
+                        questions, config.limit, config.seed, controls, config.twins, config.twinless
+                    )
     except BaseException:
         for name in saved:
             store.remove_upload(name)
@@ -486,12 +504,17 @@ def job_status(record: JobRecord, runner: JobRunner) -> dict[str, Any]:
                 "index": record.index_value,
                 "band": record.index_band,
             }
-            if done
+            if done and record.report_problem is None
             else None
         ),
+        "report_problem": record.report_problem,  # a finished audit's report that can't be read back
         "links": {
             "page": f"/jobs/{record.id}",
-            **({kind: f"/jobs/{record.id}/report.{kind}" for kind in DOWNLOADS} if done else {}),
+            **(
+                {kind: f"/jobs/{record.id}/report.{kind}" for kind in DOWNLOADS}
+                if done and record.report_problem is None
+                else {}
+            ),
         },
     }
 

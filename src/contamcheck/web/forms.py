@@ -196,7 +196,14 @@ def absolute_if_local(spec: str) -> str:
     (links kept as typed): a job stored with it reads the same file when run again from a server
     started elsewhere. Names that are not paths here (Hub ids with no such folder, ``pkg:``,
     ``hf:``) stay; so does a built-in benchmark's name, which the caller does not pass."""
-    if spec in ("auto", "none") or spec.startswith(("hf:", "pkg:", "openai:", "fake:")):
+    if spec.startswith("fake:"):  # the file a stand-in memorised: fake:memorise=FILE[:...]
+        return ":".join(
+            f"memorise={absolute_if_local(part[len('memorise=') :])}"
+            if part.startswith("memorise=")
+            else part
+            for part in spec.split(":")
+        )
+    if spec in ("auto", "none") or spec.startswith(("hf:", "pkg:", "openai:")):
         return spec
     path = Path(spec)
     if path.is_absolute() or spec.startswith("~"):
@@ -224,7 +231,7 @@ def _int(text: str, label: str, default: int) -> int:
     try:
         return int(text)
     except ValueError:
-        raise InputError(f"{label} must be a whole number (got {text!r}).") from None
+        raise InputError(f"{label} must be a whole number (got {_typed(text)}).") from None
 
 
 def _float(text: str, label: str, default: float) -> float:
@@ -233,7 +240,12 @@ def _float(text: str, label: str, default: float) -> float:
     try:
         return float(text)
     except ValueError:
-        raise InputError(f"{label} must be a number, e.g. {default} (got {text!r}).") from None
+        raise InputError(f"{label} must be a number, e.g. {default} (got {_typed(text)}).") from None
+
+
+def _typed(text: str, shown: int = 40) -> str:
+    """What was typed, as the error repeats it: a long value by its start and its length."""
+    return repr(text) if len(text) <= shown else f"{text[:shown]!r}… ({len(text):,} characters)"
 
 
 def _optional_int(text: str, label: str) -> int | None:

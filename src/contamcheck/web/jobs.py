@@ -14,9 +14,11 @@ crash: it is shown as interrupted and can be run again, resuming from the eviden
 from __future__ import annotations
 
 import logging
+import os
 import re
 import secrets
 import shutil
+import socket
 import threading
 import time
 from collections import deque
@@ -24,14 +26,14 @@ from collections.abc import Callable
 from dataclasses import asdict
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import IO, TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ..config import AuditConfig
-from ..errors import ContamcheckError
+from ..errors import ContamcheckError, InputError, ReportUnreadable
 from ..evidence.engine import ANALYSIS, FAILED
-from ..report.io import write_atomic
+from ..report.io import first_error, write_atomic
 from ..report.terminal import reference_line
 
 if TYPE_CHECKING:
@@ -44,6 +46,7 @@ UPLOAD_NAME = re.compile(r"^[0-9a-f]{32}/[A-Za-z0-9][A-Za-z0-9._-]{0,100}$")
 Status = Literal["queued", "running", "done", "failed", "cancelled", "interrupted"]
 FINISHED: frozenset[str] = frozenset({"done", "failed", "cancelled", "interrupted"})
 JOB_SCHEMA = 1
+LOCK_NAME = "serve.lock"  # held by the server using the folder
 
 AuditFunction = Callable[[AuditConfig, Callable[[str, int, int], None]], "Report"]
 
@@ -71,8 +74,19 @@ class Stage(BaseModel):
     seconds: float = 0.0  # since the stage started
 
 
+# What the form sets (forms.build_config); anything else in a stored config (edited by hand) is
+# left at its default when the audit runs again: the web UI uses the default evidence cache, device,
+# and never a repository's own code.
+FORM_SETTINGS = frozenset(
+    {
+        "model", "benchmark", "field", "limit", "seed", "control", "control_field", "reference",
+        "tests", "quick", "twinless", "k", "alpha", "permutations", "twins", "threads", "ordered",
+    }
+)  # fmt: skip
+
+
 class JobRecord(BaseModel):
-    model_config = ConfigDict(extra="ignore")
+    model_config = ConfigDict(extra="ignore", allow_inf_nan=False)
 
     schema_version: int = JOB_SCHEMA
     id: str
@@ -94,14 +108,28 @@ class JobRecord(BaseModel):
     reference_label: str | None = Field(
         default=None, description="what the reference became (auto: a model, or none and why), once done"
     )
+    report_problem: str | None = Field(
+        default=None,
+        description="why a finished audit's report.json can't be shown (read back, never stored)",
+        exclude=True,
+    )
 
     @property
     def finished(self) -> bool:
         return self.status in FINISHED
 
     def audit_config(self) -> AuditConfig:
-        """The stored config, validated again; the web UI never runs a repository's own code."""
-        return AuditConfig(**{**self.config, "trust_remote_code": False})
+        """The stored config, validated again, with only what the form sets: the web UI never runs a
+        repository's own code, and keeps its evidence in the default cache."""
+        return AuditConfig(**{k: v for k, v in self.config.items() if k in FORM_SETTINGS})
+
+    def as_uploaded(self, message: str) -> str:
+        """A message that names an uploaded file by where the server keeps it, naming it as uploaded."""
+        for key, label in (("benchmark", self.benchmark_label), ("control", self.control_label)):
+            stored = self.config.get(key)
+            if label and isinstance(stored, str) and any(stored.endswith("/" + u) for u in self.uploads):
+                message = message.replace(repr(stored), repr(label)).replace(stored, label)
+        return message
 
 
 class JobStore:
@@ -113,10 +141,19 @@ class JobStore:
         self.uploads_dir = root / "uploads"
         self.jobs_dir.mkdir(parents=True, exist_ok=True)
         self.uploads_dir.mkdir(parents=True, exist_ok=True)
+        self._held = _hold(root)  # before loading: loading marks the audits it finds running as cut off
         self._lock = threading.RLock()
         self._jobs: dict[str, JobRecord] = {}
         self._stage_clock: dict[tuple[str, str], float] = {}
+        # a done job's verdict as its report says, by the report file's identity (inode, time, size)
+        self._read_back: dict[str, tuple[tuple[int, int, int] | None, dict[str, Any]]] = {}
         self._load()
+
+    def close(self) -> None:
+        """Let another server use the data folder (the lock goes with the process too)."""
+        if self._held is not None:
+            self._held.close()
+            self._held = None
 
     def _load(self) -> None:
         for folder in sorted(self.jobs_dir.iterdir()):
@@ -125,7 +162,10 @@ class JobStore:
                 continue
             try:
                 record = JobRecord.model_validate_json(path.read_text(encoding="utf-8"))
-            except (OSError, ValueError, ValidationError) as exc:
+            except ValidationError as exc:
+                log.warning("skipping unreadable job %s: %s", folder.name, first_error(exc))
+                continue
+            except (OSError, ValueError) as exc:
                 log.warning("skipping unreadable job %s: %s", folder.name, exc)
                 continue
             if record.id != folder.name:
@@ -153,27 +193,86 @@ class JobStore:
             return None
         with self._lock:
             record = self._jobs.get(job_id)
-            return record.model_copy(deep=True) if record is not None else None
+            copy = record.model_copy(deep=True) if record is not None else None
+        return self._as_reported(copy) if copy is not None else None  # a report is read unlocked
 
     def all(self) -> list[JobRecord]:
         with self._lock:
             records = [r.model_copy(deep=True) for r in self._jobs.values()]
+        records = [self._as_reported(r) for r in records]
         # newest first: to the microsecond, so audits created within one second keep their order
         return sorted(records, key=lambda r: (_moment(r.created_at), r.id), reverse=True)
 
+    def report_identity(self, job_id: str) -> tuple[int, int, int] | None:
+        """The report file as it is now (inode, modification time, size): what was read from it
+        before holds while this is the same. None when there is none."""
+        try:
+            stat = (self.jobs_dir / job_id / "report.json").stat()
+        except OSError:
+            return None
+        return (stat.st_ino, stat.st_mtime_ns, stat.st_size)
+
+    def _as_reported(self, record: JobRecord) -> JobRecord:
+        """The job (a copy); a finished one with the verdict its report gives, read back and checked
+        as ``contamcheck report`` reads it (job.json only summarises it, and is not checked), or
+        with why the report can't be shown. Read again only when the file changed."""
+        if record.status != "done":
+            return record
+        identity = self.report_identity(record.id)
+        known = self._read_back.get(record.id)
+        if known is None or known[0] != identity:
+            path = self.jobs_dir / record.id / "report.json"
+            known = (identity, self._read_report_back(record, path if identity else None))
+            self._read_back[record.id] = known
+        return record.model_copy(update=known[1])
+
+    def _read_report_back(self, record: JobRecord, path: Path | None) -> dict[str, Any]:
+        from ..report.io import read_report
+
+        unknown = {"verdict_code": None, "verdict_label": None, "index_value": None, "index_band": None}
+        if path is None:
+            return {**unknown, "report_problem": "Its report (report.json) is gone from the data folder."}
+        try:
+            report = read_report(path)
+        except ContamcheckError as exc:
+            return {**unknown, "report_problem": str(exc)}
+        model = record.config.get("model")
+        if report.model.spec != model:
+            return {
+                **unknown,
+                "report_problem": f"Its report.json is another audit's (of {report.model.spec!r}, not "
+                f"{model!r}): it was replaced after the audit.",
+            }
+        return {
+            "verdict_code": report.verdict.code,
+            "verdict_label": report.verdict.label,
+            "index_value": report.index.value,
+            "index_band": report.index.band,
+            "reference_label": reference_line(report),
+            "report_problem": None,
+        }
+
     def report_path(self, job_id: str) -> Path | None:
         """The saved report of a finished job, looked up by its (checked) id."""
-        record = self.get(job_id)
+        with self._lock:
+            record = self._jobs.get(job_id) if JOB_ID.match(job_id) else None
         if record is None or record.status != "done":
             return None
         path = self.jobs_dir / record.id / "report.json"
         return path if path.is_file() else None
 
     def read_report(self, job_id: str) -> Report | None:
+        """A finished job's report, checked; ReportUnreadable where it can't be read, or is another
+        audit's (replaced after this one finished)."""
         from ..report.io import read_report
 
         path = self.report_path(job_id)
-        return read_report(path) if path is not None else None
+        if path is None:
+            return None
+        record = self.get(job_id)
+        if record is not None and record.report_problem is not None:
+            raise ReportUnreadable(record.report_problem)
+        return read_report(path)
 
     # Writing.
 
@@ -265,6 +364,33 @@ class JobStore:
 
     def _save(self, record: JobRecord) -> None:
         write_atomic(self.jobs_dir / record.id / "job.json", record.model_dump_json(indent=2) + "\n")
+
+
+def _hold(root: Path) -> IO[str] | None:
+    """An exclusive lock on the data folder, held while the server runs: a second server on the
+    same folder would mark the first one's running audits interrupted, and could delete them. None
+    where the system has no ``flock`` (Windows)."""
+    try:
+        import fcntl
+    except ImportError:
+        return None
+    handle = open(root / LOCK_NAME, "a+", encoding="utf-8")  # noqa: SIM115 (held until close)
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        handle.seek(0)
+        holder = handle.read().strip()[:200] or "another process"
+        handle.close()
+        raise InputError(
+            f"Another contamcheck serve uses the data folder {str(root)!r} ({holder}): two servers "
+            "would each take the other's running audits for cut off. Stop it, or pass --data with "
+            "another folder."
+        ) from None
+    handle.seek(0)
+    handle.truncate()
+    handle.write(f"process {os.getpid()} on {socket.gethostname()}\n")
+    handle.flush()
+    return handle
 
 
 class _JobStopped(Exception):
@@ -412,7 +538,7 @@ class JobRunner:
                     "message": f"The server stopped during this audit. {kept}",
                 }
         except ContamcheckError as exc:
-            changes = {"status": "failed", "message": str(exc)}
+            changes = {"status": "failed", "message": record.as_uploaded(str(exc))}
         except Exception as exc:
             log.exception("audit %s failed", job_id)
             detail = str(exc).splitlines()[0] if str(exc) else ""

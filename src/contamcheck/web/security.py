@@ -140,7 +140,10 @@ class BodyTooLarge(Exception):
     """A request body went over the server's limit (answered 413)."""
 
     def __init__(self, limit: int) -> None:
-        super().__init__(f"The request is larger than the server's limit of {megabytes(limit)} MB.")
+        super().__init__(
+            f"The request is larger than the server's limit of {megabytes(limit)} MB: go back and choose "
+            "a smaller file."
+        )
         self.limit = limit
 
 

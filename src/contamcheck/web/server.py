@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import signal
 import socket
 import sys
 import tempfile
@@ -41,25 +42,46 @@ def serve(host: str, port: int, data: str | None, max_upload_mb: float) -> int:
         listener.close()
         raise
 
+    try:
+        # another server on the folder (its lock) is said before this one listens
+        app = create_app(folder, max_upload_bytes=int(max_upload_mb * 2**20), bind_host=address)
+    except BaseException:
+        listener.close()
+        raise
     return_freed_memory()  # audits run in this long-lived process, one after another (memory.py)
     bound_port = listener.getsockname()[1]
     shown = f"[{address}]" if ":" in address else address
-    app = create_app(folder, max_upload_bytes=int(max_upload_mb * 2**20), bind_host=address)
     click.echo(f"contamcheck web UI: http://{shown}:{bound_port}/  (data: {folder}; Ctrl-C stops it)")
     config = uvicorn.Config(
         app, log_level="warning", access_log=False, proxy_headers=False, server_header=False, lifespan="on"
     )
-    # uvicorn's shutdown stops the audit runner; then it raises Ctrl-C's signal again
-    with contextlib.suppress(KeyboardInterrupt):
-        uvicorn.Server(config).run(sockets=[listener])
+    # uvicorn's shutdown stops the audit runner; then it raises the signal that stopped it again:
+    # Ctrl-C's as KeyboardInterrupt, SIGTERM's (`kill`, a service manager) to the handler set here
+    previous = signal.signal(signal.SIGTERM, _terminated)
+    code = 0
+    try:
+        with contextlib.suppress(KeyboardInterrupt):
+            uvicorn.Server(config).run(sockets=[listener])
+    except _Terminated:
+        code = 128 + signal.SIGTERM
+    finally:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL if previous is None else previous)
     if app.state.runner.running():
         # A thread still inside torch at interpreter exit aborts the process (std::terminate);
         # what the audit finished is in the cache already, and the job shows as interrupted.
         click.echo("The running audit did not stop in time; exiting without it (its work so far is kept).")
         sys.stdout.flush()
-        os._exit(0)
-    click.echo("contamcheck web UI stopped.")
-    return 0
+        os._exit(code)
+    click.echo("contamcheck web UI stopped." + (" (SIGTERM)" if code else ""))
+    return code
+
+
+class _Terminated(BaseException):
+    """SIGTERM, raised again by uvicorn once it has shut down."""
+
+
+def _terminated(signum: int, frame: object) -> None:
+    raise _Terminated
 
 
 def _check_data_folder(folder: Path) -> None:
