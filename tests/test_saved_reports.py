@@ -120,10 +120,14 @@ def _edited(tmp_path: Path, data: dict) -> Path:
             "the verdict is 'clean' but no calibrated test ran",
         ),
         (
-            lambda d: d["tests"][3].update(p_adjusted=0.9),
+            lambda d: d["tests"][3].update(p_value=0.9, p_adjusted=0.9),
             "zlib: status 'fail' needs an adjusted p below alpha 0.001 (it is 0.9)",
         ),
         (lambda d: d["tests"][3].update(p_adjusted=1e-61), "zlib: adjusted p 1e-61 is below its p-value"),
+        (
+            lambda d: d["tests"][0].update(p_value=1e-12),  # a p-value changed alone, its adjusted one kept
+            "completion: adjusted p 0.994 is more than 4 times its p-value 1e-12",
+        ),
         (lambda d: d["index"].update(value=0.0, band="low"), "the evidence index 0.0 (low) is not what"),
         (lambda d: d["index"].update(band="low"), "the evidence index 0.3571 (low) is not what"),
         (

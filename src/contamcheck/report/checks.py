@@ -42,15 +42,17 @@ def _tests(report: Report) -> str | None:
     ran = any(test.calibrated and test.status != "skipped" for test in report.tests)
     if report.verdict.code == "clean" and not ran:
         return "the verdict is 'clean' but no calibrated test ran"
+    family = sum(test.p_value is not None for test in report.tests)  # Holm's largest family
     for test in report.tests:
-        said = _status(test, report.settings.alpha) or _flags(test, report)
+        said = _status(test, report.settings.alpha, family) or _flags(test, report)
         if said:
             return f"{test.name}: {said}"
     return None
 
 
-def _status(test: TestResult, alpha: float) -> str | None:
-    """A status follows from the adjusted p-value (and, to fail, from the flag rate)."""
+def _status(test: TestResult, alpha: float, family: int) -> str | None:
+    """A status follows from the adjusted p-value (and, to fail, from the flag rate); the adjusted
+    p-value lies between the p-value and ``family`` times it (Holm over the tests that gave one)."""
     adjusted = test.p_adjusted
     if (test.status == "skipped") != (adjusted is None):
         return f"status {test.status!r} with an adjusted p-value of {adjusted}"
@@ -58,6 +60,11 @@ def _status(test: TestResult, alpha: float) -> str | None:
         return None
     if test.p_value is not None and adjusted < test.p_value * (1 - 1e-9):
         return f"adjusted p {adjusted:.3g} is below its p-value {test.p_value:.3g} (Holm only raises one)"
+    if test.p_value is not None and adjusted > min(1.0, family * test.p_value) * (1 + 1e-9):
+        return (
+            f"adjusted p {adjusted:.3g} is more than {family} times its p-value {test.p_value:.3g} "
+            f"(Holm over {family} tests raises one at most that much)"
+        )
     strong_enough = test.aggregate_evidence or (
         test.flag_rate is not None and test.flag_rate >= 2 * test.expected_rate
     )
