@@ -175,6 +175,18 @@ def test_differing_numbers_are_marked_and_everything_escaped():
     assert str(twin) == "If &lt;b&gt;<mark>5</mark>&lt;/b&gt; &amp; 12 apples"
 
 
+def test_only_the_numbers_a_twin_changed_are_marked_where_small_numbers_repeat():
+    """An alignment paired a twin's 8 with an 8 elsewhere and marked the words between (HumanEval/126,
+    found by a new user's black-box pass): a twin is compared token for token."""
+    question = "is_sorted([1, 2, 3, 4, 5]) ➞ True\nis_sorted([1, 3, 2, 4, 5]) ➞ False"
+    twin = "is_sorted([1, 8, 2, 3, 9]) ➞ True\nis_sorted([1, 3, 8, 4, 2]) ➞ False"
+    original, changed = highlight_differences(question, twin)
+    assert re.findall(r"<mark>(.*?)</mark>", str(original)) == ["2", "3", "4", "5", "2", "5"]
+    assert re.findall(r"<mark>(.*?)</mark>", str(changed)) == ["8", "2", "3", "9", "8", "2"]
+    shifted, _ = highlight_differences("Tom has 3 apples", "Tom has 1,250 red apples")  # not token for token
+    assert "<mark>" in str(shifted)
+
+
 def test_reproducibility_block_carries_what_a_rerun_needs(twin_report: Report):
     block = to_html(twin_report).split('id="reproducibility"', 1)[1]
     for value in (

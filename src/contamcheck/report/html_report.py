@@ -508,8 +508,16 @@ _TOKENS = re.compile(r"\d+(?:[.,]\d+)*|[^\W\d_]+|\s+|.", re.S)
 def highlight_differences(original: str, twin: str) -> tuple[Markup, Markup]:
     """Both texts, escaped, with the parts that differ (for twins: the numbers) in ``<mark>``."""
     left, right = _TOKENS.findall(original), _TOKENS.findall(twin)
-    matcher = difflib.SequenceMatcher(None, left, right, autojunk=False)
     marked_left, marked_right = [], []
+    if len(left) == len(right):
+        # A twin is its question with other numbers, token for token: compared in place. An
+        # alignment would pair a number with the same number elsewhere (a list of small numbers)
+        # and mark the words between them.
+        for a, b in zip(left, right, strict=True):
+            marked_left.append(_span([a], a != b))
+            marked_right.append(_span([b], a != b))
+        return Markup("").join(marked_left), Markup("").join(marked_right)
+    matcher = difflib.SequenceMatcher(None, left, right, autojunk=False)
     for operation, i1, i2, j1, j2 in matcher.get_opcodes():
         marked_left.append(_span(left[i1:i2], operation != "equal"))
         marked_right.append(_span(right[j1:j2], operation != "equal"))
