@@ -259,6 +259,15 @@ def test_missing_file(tmp_path: Path) -> None:
     assert "Check the path" in message
 
 
+def test_a_link_to_nothing_or_a_loop_of_links_is_named_as_a_link(tmp_path: Path) -> None:
+    (tmp_path / "one.jsonl").symlink_to(tmp_path / "two.jsonl")
+    (tmp_path / "two.jsonl").symlink_to(tmp_path / "one.jsonl")  # a loop: it "does not exist"
+    (tmp_path / "gone.jsonl").symlink_to(tmp_path / "deleted.jsonl")
+    for name in ("one.jsonl", "gone.jsonl"):
+        message = error_of(tmp_path / name)
+        assert "is a link that leads to no file" in message and "does not exist" not in message
+
+
 def test_missing_file_with_an_unknown_suffix_is_an_unknown_name(tmp_path: Path) -> None:
     message = error_of(tmp_path / "nope.xml", kind=UnknownNameError)
     assert "Unknown benchmark" in message

@@ -51,6 +51,12 @@ def load_benchmark(
         used_field, source, name = hub_field, f"Hugging Face dataset {dataset} ({split})", dataset
         about = {"title": dataset.split("/")[-1], "split": split, "kind": _guess_kind(questions)}
     elif path.exists() or any(s in SUFFIXES for s in (x.lower() for x in path.suffixes)):
+        if not path.exists() and path.is_symlink():  # a link to nothing, or a loop of links
+            what = "Control file" if role == "control" else "Benchmark file"
+            raise InputError(
+                f"{what} {spec!r} is a link that leads to no file (a broken link, or links that point "
+                "at each other). Pass the file itself."
+            )
         if not path.exists():
             if role == "control":
                 raise InputError(f"Control file {spec!r} (--control) does not exist. Check the path.")
