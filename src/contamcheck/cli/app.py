@@ -181,7 +181,9 @@ def audit_options(function: Callable[..., Any]) -> Callable[..., Any]:
             default="auto",
             show_default=True,
         ),
-        click.option("--threads", type=int, help="CPU threads for torch (default: all cores)."),
+        click.option(
+            "--threads", type=int, help="CPU threads for torch (default: the cores this process may use)."
+        ),
         click.option(
             "--low-memory/--no-low-memory",
             default=None,
