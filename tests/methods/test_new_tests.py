@@ -125,6 +125,13 @@ def test_canonical_order_is_skipped_without_a_published_order_or_enough_question
     said = test.plan(load_benchmark(str(small)))
     assert isinstance(said, str) and said.startswith("too few questions: the benchmark's 8 fill 1 shard of")
     assert "5 needed (a shard takes up to 8 questions" in said
+    # one question repeated: every reordering is the same text, so the blocks say nothing (they read
+    # "does not prefer the published order, p = 1.00" and judged alone; found by a black-box pass)
+    same = tmp_path / "same.txt"
+    same.write_text("\n".join(["Question one asks about 3 apples and 4 pears today."] * 60))
+    said = test.plan(load_benchmark(str(same)))
+    assert isinstance(said, str) and "fill 0 shards of" in said
+    assert "8 blocks of one question repeated left out, as no reordering changes them" in said
 
 
 def test_one_sided_t_and_the_detectable_effect():

@@ -111,6 +111,7 @@ class CanonicalOrder(Test):
         items = sorted(benchmark.items, key=lambda item: item.position)
         shards: list[Shard] = []
         start = 0
+        repeated = 0  # blocks of one text repeated: no reordering changes them, so they say nothing
         while len(shards) < self.settings.order_shards and start < len(items):
             group: list[Item] = []
             length = 0
@@ -122,15 +123,24 @@ class CanonicalOrder(Test):
                 length += len(nxt.text) + len(SEPARATOR)
             if len(group) < MIN_ITEMS_PER_SHARD:
                 break
-            shards.append(Shard(len(shards), tuple(group), self._orderings(len(shards), len(group))))
             start += len(group)
+            if len({item.text for item in group}) < 2:
+                repeated += 1
+                continue
+            shards.append(Shard(len(shards), tuple(group), self._orderings(len(shards), len(group))))
         if len(shards) < MIN_SHARDS:
             shard_word = "shard" if len(shards) == 1 else "shards"
+            left_out = (
+                f"; {repeated} block{'s' if repeated != 1 else ''} of one question repeated left out, as "
+                "no reordering changes them"
+                if repeated
+                else ""
+            )
             return (
                 f"too few questions: the benchmark's {len(items)} fill {len(shards)} {shard_word} of "
                 f"consecutive questions, {MIN_SHARDS} needed (a shard takes up to {MAX_ITEMS_PER_SHARD} "
                 f"questions or about {self.settings.shard_chars:,} characters, and at least "
-                f"{MIN_ITEMS_PER_SHARD})"
+                f"{MIN_ITEMS_PER_SHARD}){left_out}"
             )
         return shards
 
