@@ -24,12 +24,19 @@ from typing import NamedTuple
 import numpy as np
 
 from contamcheck import Report
-from contamcheck.pipeline.runners import BULK_SIMULATIONS
+from contamcheck.pipeline.runners import BULK_SIMULATIONS, MIN_QUESTIONS
 from contamcheck.report.model import TestResult
 from contamcheck.stats import judge
 from contamcheck.stats.bulk import BulkOutcome, bulk_tail_test, minority
 from contamcheck.stats.index import evidence_index
-from contamcheck.stats.spread import SpreadOutcome, carries, spread_test, twin_backing, with_spread
+from contamcheck.stats.spread import (
+    TWINS_BACK,
+    SpreadOutcome,
+    carries,
+    spread_test,
+    twin_backing,
+    with_spread,
+)
 
 
 def scores_of(report: Report, result: TestResult) -> tuple[list[str], list[bool], np.ndarray, np.ndarray]:
@@ -82,6 +89,14 @@ def rejudged(report: Report, x: np.ndarray, twins: np.ndarray, tables: Path | No
     if report.reference.status != "used":
         if withheld:
             return Rejudged(now, None, None, None, True, "minority")
+        # since 2026-12-06 (evening), as the product: a tail beyond chance that the twins don't back
+        # is withheld without a reference too, the spread test clearing it (it leans toward a gain)
+        paired = np.isfinite(twins)
+        if paired.all() and len(x) >= MIN_QUESTIONS and now.p_value < TWINS_BACK:
+            backing = spread_test(x, twins, report.settings.permutations, report.settings.seed)
+            gain, shared = twin_backing(now.p_value, int(np.sum(now.flags)), x, twins, backing)
+            if shared:
+                return Rejudged(now, backing.p_value, backing.min_attainable_p, backing, True, "twins", gain)
         return Rejudged(now, now.p_value, now.min_attainable_p, None)
     paired = np.isfinite(twins)  # as the product: the questions with a scored twin
     spread = spread_test(x[paired], twins[paired], report.settings.permutations, report.settings.seed)

@@ -32,11 +32,11 @@ def _rows() -> list[dict[str, str]]:
     return [json.loads(line) for line in Path(SAMPLE).read_text(encoding="utf-8").splitlines()]
 
 
-def _audit(memorised: Path) -> Report:
+def _audit(memorised: Path, reference: str = "fake:clean") -> Report:
     config = AuditConfig(
         model=f"fake:memorise={memorised}",
         benchmark="sample",
-        reference="fake:clean",
+        reference=reference,
         tests=TESTS,
         permutations=5000,  # enough for alpha / 3: a quiet audit reads "no evidence", not "inconclusive"
         no_cache=True,
@@ -44,8 +44,7 @@ def _audit(memorised: Path) -> Report:
     return audit(config)
 
 
-@pytest.fixture(scope="module")
-def kind(tmp_path_factory: pytest.TempPathFactory) -> Report:
+def _renumbered(folder: Path) -> Path:
     rng = random.Random(0)
     renumbered = [
         dict(
@@ -54,13 +53,21 @@ def kind(tmp_path_factory: pytest.TempPathFactory) -> Report:
         for index, row in enumerate(_rows())
         if index % 10 < 3
     ]
-    return _audit(write_jsonl(tmp_path_factory.mktemp("kind") / "similar.jsonl", renumbered))
+    return write_jsonl(folder / "similar.jsonl", renumbered)
+
+
+def _same(folder: Path) -> Path:
+    return write_jsonl(folder / "seen.jsonl", [row for index, row in enumerate(_rows()) if index % 10 < 3])
+
+
+@pytest.fixture(scope="module")
+def kind(tmp_path_factory: pytest.TempPathFactory) -> Report:
+    return _audit(_renumbered(tmp_path_factory.mktemp("kind")))
 
 
 @pytest.fixture(scope="module")
 def seen(tmp_path_factory: pytest.TempPathFactory) -> Report:
-    same = [row for index, row in enumerate(_rows()) if index % 10 < 3]
-    return _audit(write_jsonl(tmp_path_factory.mktemp("seen") / "seen.jsonl", same))
+    return _audit(_same(tmp_path_factory.mktemp("seen")))
 
 
 def test_a_kind_the_model_knows_better_is_not_called_contamination(kind: Report) -> None:
@@ -133,3 +140,45 @@ def test_a_tail_of_questions_without_twins_is_not_taken_for_familiarity(tmp_path
     report = audit(config)
     assert not any(t.shared_with_twins for t in report.tests), [(t.name, t.null) for t in report.tests]
     assert report.verdict.code in ("evidence", "likely"), report.verdict.explanation
+
+
+def test_without_a_reference_a_kind_is_cleared_by_its_twins_and_the_questions_seen_are_caught(
+    tmp_path: Path,
+) -> None:
+    """Without a reference the rule holds too (2026-12-06, evening): the spread test leans toward a
+    gain there (never-seen originals spread more than their twins), so it may clear a tail, never
+    condemn one. The kind read "likely contaminated" before; the questions seen still do."""
+    kind = _audit(_renumbered(tmp_path), reference="none")
+    for result in kind.tests:
+        null = result.null
+        assert null is not None and null.tail_p_value is not None and null.tail_p_value < 1e-6
+        assert null.withheld_because == "twins" and result.status == "pass", (result.name, null)
+        assert null.spread_p_value is not None and result.p_value == null.spread_p_value >= TWINS_BACK / 2
+        assert result.note is not None and "it can clear a tail, not condemn one" in result.note
+    assert kind.verdict.code == "clean", kind.verdict.explanation
+    seen = _audit(_same(tmp_path), reference="none")
+    assert seen.verdict.code == "likely", seen.verdict.explanation
+    for result in seen.tests:
+        null = result.null
+        assert null is not None and null.withheld_because is None and null.spread_p_value is None
+        assert null.tail_gain_p_value is None  # backed: the twins only ever clear a tail without one
+        assert result.flag_rate is not None and result.flag_rate > 0.15
+
+
+def test_a_model_that_saw_nothing_stays_at_chance_on_a_templated_benchmark(tmp_path: Path) -> None:
+    """fake:clean, offered for trying the tool, read "likely contaminated" (min-k: 38% flagged, exit 1)
+    on a benchmark of one template without a reference: its scores clump by template, and the twins
+    clumped with them (found by a new user's black-box pass)."""
+    rng = random.Random(2)
+    rows = [
+        {
+            "question": f"Sam has {rng.randint(10, 999)} marbles and {rng.randint(10, 999)} cards; question "
+            f"number {i} asks how many items there are after {rng.randint(10, 99)} more arrive."
+        }
+        for i in range(300)
+    ]
+    path = write_jsonl(tmp_path / "template.jsonl", rows)
+    report = audit(AuditConfig(model="fake:clean", benchmark=str(path), quick=True, no_cache=True))
+    assert report.verdict.code == "clean", report.verdict.explanation
+    (min_k,) = [t for t in report.tests if t.name == "min-k"]
+    assert min_k.shared_with_twins and min_k.n_flagged == 0

@@ -484,9 +484,9 @@ def _stands_out_alone(
     judgement = judge(results, config.alpha, twinless=controls.without_twin > 0)
     if judgement.code != "likely":
         return []
-    # Not asked: whether the twins of the questions it flags stand out too (the kind of text rather
-    # than the questions): memorising a question lifts its twin, 74-94 of 88-103 flagged questions'
-    # twins in SmolLM2's three-pass audits (docs/validation/gsm8k-seed0/default-leak-3.json).
+    # A tail that stands out with its twins (the kind of text rather than the questions) was withheld
+    # by run_per_text, as in any audit without a reference: a reference that knows the kind well is
+    # no reason to pass it over.
     return [r for r in results if r.calibrated and judgement.statuses[r.name] == "fail"]
 
 

@@ -39,7 +39,7 @@ from ..stats.bulk import (
     twin_check,
 )
 from ..stats.flags import FlagOutcome
-from ..stats.spread import SpreadOutcome, spread_test, twin_backing, with_spread
+from ..stats.spread import TWINS_BACK, SpreadOutcome, spread_test, twin_backing, with_spread
 from ..stats.verdict import MINORITY_WHY, TWINS_WHY, WARN_LEVEL, minority_remedy
 
 BULK_SIMULATIONS = 2000
@@ -240,7 +240,8 @@ def _bulk_result(
     model cannot have memorised, carry the spread it would otherwise have. The test's p-value is
     twice the smaller of the two (Bonferroni), as for the control file's count and rank sum. A tail
     that neither the spread test nor the tail's own gain over its twins backs is withheld: it stands
-    out with its twins (``stats.spread.shared_with_twins``).
+    out with its twins (``stats.spread.shared_with_twins``). Without a reference too, where the
+    spread test, which there finds a gain too often, can clear a tail but never condemn one.
     """
     by_id = {item.id: item for item in controls.items}
     originals = np.array([scores.compared(by_id[i].text) for i in used_ids])
@@ -268,18 +269,29 @@ def _bulk_result(
     outcome = bulk_tail_test(originals, BULK_SIMULATIONS, tables=tables)
     # A null holding a minority of the questions can't be told from a mis-fit: no flags, no count.
     withheld = minority(outcome.fit)
-    spread: SpreadOutcome | None = None
-    if scores.reference is not None and len(paired_ids) >= MIN_QUESTIONS:
+    spread: SpreadOutcome | None = None  # with a reference: beside the tail count in the p-value
+    first: np.ndarray | None = None
+    if len(paired_ids) >= MIN_QUESTIONS:
         # One twin per question: originals and the mean of several twins are not exchangeable.
         first = np.array([scores.compared(controls.twins[i][0]) for i in paired_ids])
-        spread = spread_test(originals[with_twin], first, permutations, seed)
+        if scores.reference is not None:
+            spread = spread_test(originals[with_twin], first, permutations, seed)
     # A tail the twins share is familiarity with part of the benchmark: no flags, no count either.
     # Only where every question has a twin (--twinless: the twins can't speak for the rest).
+    # Without a reference the spread test leans toward a gain (never-seen originals spread more
+    # than their twins: docs/METHODS.md), so it can clear a tail there, never condemn one: it is
+    # asked only of a tail beyond chance, and is no part of the p-value unless it clears the tail.
+    backing = spread
+    no_reference_tail = outcome.p_value is not None and outcome.p_value < TWINS_BACK and not withheld
+    if backing is None and first is not None and with_twin.all() and no_reference_tail:
+        backing = spread_test(originals, first, permutations, seed)
     gain_p: float | None = None
     shared = False
-    if spread is not None and with_twin.all():
-        gain_p, shared = twin_backing(outcome.p_value, int(np.sum(outcome.flags)), originals, first, spread)
+    if backing is not None and first is not None and with_twin.all():
+        gain_p, shared = twin_backing(outcome.p_value, int(np.sum(outcome.flags)), originals, first, backing)
         shared = shared and not withheld
+        if spread is None and not shared:
+            gain_p = None  # without a reference the twins only ever clear a tail: nothing to report
     # A question's probability of being the tail's means something only where the tail is more than
     # a chance bump: a clean model's one outlier fitted as a tail of one read "P(memorised) 1.00".
     beyond_chance = outcome.p_value is not None and outcome.p_value < WARN_LEVEL
@@ -297,6 +309,7 @@ def _bulk_result(
         low, high = _median_interval(preference, seed)
         familiarity = (float(np.median(preference)), low, high)
         _, twins_above = twin_check(outcome.flags, twins, outcome.threshold)
+    shown = spread if spread is not None else backing if shared else None  # the spread test the JSON holds
     result.null = BulkNull(
         centre=outcome.fit.centre,
         scale=outcome.fit.scale,
@@ -309,8 +322,8 @@ def _bulk_result(
         twin_preference_ci=None if familiarity is None else familiarity[1:],
         twins_above_threshold=twins_above,
         tail_p_value=outcome.p_value,
-        spread_correlation=None if spread is None else spread.correlation,
-        spread_p_value=None if spread is None else spread.p_value,
+        spread_correlation=None if shown is None else shown.correlation,
+        spread_p_value=None if shown is None else shown.p_value,
         tail_gain_p_value=None if gain_p is None else min(1.0, gain_p),
         count_withheld=held,
         withheld_because="minority" if withheld else "twins" if shared else None,
@@ -324,8 +337,10 @@ def _bulk_result(
         no_spread = f"{len(paired_ids)} questions have a twin, {MIN_QUESTIONS} needed"
     if withheld:
         return _withheld_result(result, len(originals), outcome.fit.bulk_share, spread, no_spread)
-    if shared and spread is not None and gain_p is not None:
-        return _shared_result(result, outcome, spread, gain_p, familiarity, twins_above, len(paired_ids))
+    if shared and backing is not None and gain_p is not None:
+        return _shared_result(
+            result, outcome, backing, gain_p, familiarity, twins_above, len(paired_ids), spread is None
+        )
     _fill_flag_statistics(result, len(originals), outcome)
     if spread is not None:
         result.p_value, result.min_attainable_p = with_spread(
@@ -443,10 +458,13 @@ def _shared_result(
     familiarity: tuple[float, float, float] | None,
     twins_above: int | None,
     paired: int,
+    no_reference: bool = False,
 ) -> TestResult:
     """A bulk test whose tail stands out with its twins (``stats.spread.shared_with_twins``): no flags
     and no tail count, as for a minority null; the spread test, which asked whether the questions
-    gained over their twins, is the test's p-value (one statistic, so not doubled)."""
+    gained over their twins, is the test's p-value (one statistic, so not doubled). Without a
+    reference it leans toward finding a gain, so a p-value it gives clears the tail, and can't be
+    below 0.025 here (the twins would have backed the tail)."""
     n = len(outcome.flags)
     result.n = n
     _spread_alone(result, spread)
@@ -457,7 +475,13 @@ def _shared_result(
         f"detectably over their twins, neither across the benchmark (spread test: rank correlation "
         f"{spread.correlation:+.2f}, p = {spread.p_value:.2g}) nor at the top, where the tail is "
         f"(p = {gain_p:.2g}). {TWINS_WHY[0].upper()}{TWINS_WHY[1:]}. The test's p-value is the spread "
-        "test's. " + _familiarity(familiarity, twins_above, paired, n, None)
+        "test's"
+        + (
+            " (without a reference it leans toward finding a gain, so it can clear a tail, not condemn one). "
+            if no_reference
+            else ". "
+        )
+        + _familiarity(familiarity, twins_above, paired, n, None)
     )
     return result
 

@@ -331,8 +331,8 @@ MINORITY_WHY = (
 # the caveat and the HTML caption.
 TWINS_WHY = (
     "the twins, which differ only in their numbers, rise with their questions, as when the model knows "
-    "part of the benchmark's kind of text better than the reference does: familiarity, not memorised "
-    "questions"
+    "part of the benchmark's kind of text especially well (with a reference: better than the reference "
+    "does): familiarity, not memorised questions"
 )
 
 
