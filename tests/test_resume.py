@@ -100,6 +100,24 @@ def test_sigterm_or_sighup_stops_like_ctrl_c_and_the_same_command_resumes(tmp_pa
     assert json.loads(output.read_text())["run"]["evidence"]["model"]["from_cache"] >= kept
 
 
+def test_an_audit_started_with_nohup_outlives_the_terminal(tmp_path):
+    """`nohup` ignores SIGHUP: the audit must go on, not stop at the first hangup (found by review)."""
+    cache, output = tmp_path / "cache", tmp_path / "report.json"
+    process = subprocess.Popen(
+        audit_command(cache, output),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        preexec_fn=lambda: signal.signal(signal.SIGHUP, signal.SIG_IGN),  # as nohup starts it
+    )
+    deadline = time.monotonic() + 60
+    while stored(cache) < 4 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    process.send_signal(signal.SIGHUP)
+    _, err = process.communicate(timeout=300)
+    assert process.returncode == 1, err  # the audit's own verdict: it ran to its end
+    assert output.exists()
+
+
 def run_json(capsys, *args: str) -> dict:
     main([*args, "--json", "--threads", "2"])
     return json.loads(capsys.readouterr().out)

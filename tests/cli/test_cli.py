@@ -505,3 +505,35 @@ def test_plain_progress_lines_for_a_step_that_fails_at_once():
     assert re.fullmatch(
         r"loading a: failed \(0 s\)\nloading b …\nloading b: failed \(0 s\)\n", stream.getvalue()
     )
+
+
+def test_bars_on_a_terminal_gone_let_the_stop_that_closed_it_through():
+    """SIGHUP on a real terminal: clearing the bars can't be written (EIO), and that OSError hid the
+    stop, "Internal error" and exit 3 for 129 (found by review)."""
+    import io
+
+    from rich.console import Console
+
+    from contamcheck.cli.app import Terminated
+    from contamcheck.cli.progress import ProgressBars
+
+    class HungUp(io.StringIO):
+        gone = False
+
+        def write(self, text: str) -> int:
+            if self.gone:
+                raise OSError(5, "Input/output error")
+            return super().write(text)
+
+        def isatty(self) -> bool:
+            return True
+
+    stream = HungUp()
+    bars = ProgressBars(Console(file=stream, force_terminal=True), "bars")
+    with pytest.raises(Terminated), bars:
+        bars("model: scoring", 1, 10)
+        stream.gone = True
+        raise Terminated(1)
+    # leaving without an error, the OSError is the error
+    with pytest.raises(OSError), ProgressBars(Console(file=stream, force_terminal=True), "bars") as again:
+        again("model: scoring", 1, 10)

@@ -417,7 +417,9 @@ def _run_audit(model: str, benchmark: str, options: dict[str, Any]) -> int:
 
     # only the main thread may set a handler (an audit called from another thread keeps the default)
     main_thread = threading.current_thread() is threading.main_thread()
-    previous = {signum: signal.signal(signum, _terminate) for signum in STOPPING} if main_thread else {}
+    # a signal ignored (`nohup` ignores SIGHUP) stays ignored: the audit is meant to outlive it
+    stopping = [signum for signum in STOPPING if signal.getsignal(signum) is not signal.SIG_IGN]
+    previous = {signum: signal.signal(signum, _terminate) for signum in stopping} if main_thread else {}
     try:
         return guarded(options["debug"])(lambda: run_audit(model, benchmark, options))
     finally:

@@ -59,7 +59,13 @@ class ProgressBars:
         value: BaseException | None,
         trace: TracebackType | None,
     ) -> None:
-        self._progress.__exit__(kind, value, trace)
+        try:
+            self._progress.__exit__(kind, value, trace)
+        except OSError:
+            if kind is None:
+                raise
+            # leaving on an error (SIGHUP: the terminal is gone, and clearing the bars can't be
+            # written): the error that stopped the audit is the one to say, with its exit code
 
     def __call__(self, label: str, done: int, total: int) -> None:
         if self.mode == "lines":
