@@ -222,8 +222,11 @@ def clear_cache(folder: str | None) -> int:
             "for the default one."
         )
 
+    said: list[bool] = []
+
     def waiting(waiting: bool | None) -> None:
-        if waiting:
+        if waiting and not said:  # heard at each try: said once
+            said.append(True)
             Console(soft_wrap=True, stderr=True).print(
                 "Waiting for the evidence cache: another process is writing to it "
                 f"(up to {BUSY_TIMEOUT_S} s) …"

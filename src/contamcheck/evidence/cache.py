@@ -265,7 +265,17 @@ class EvidenceCache:
         path is already a fresh one, and is opened, not moved.
         """
         try:
-            return self._waiting(action)
+            try:
+                return self._waiting(action)
+            except sqlite3.DatabaseError as exc:
+                if type(exc) is not sqlite3.DatabaseError:  # locked, full, a misuse: not damage
+                    raise
+                with contextlib.suppress(sqlite3.Error):
+                    self._db.close()
+                if self._same_file():
+                    self._set_aside(exc)
+                self._db = self._waiting(self._open)
+                return self._waiting(action)
         except sqlite3.OperationalError as exc:
             if _busy(exc):
                 raise self._locked() from None
@@ -276,15 +286,6 @@ class EvidenceCache:
                 "pass --cache with a folder on another one. What was stored before is kept; the same "
                 "command resumes."
             ) from None
-        except sqlite3.DatabaseError as exc:
-            if type(exc) is not sqlite3.DatabaseError:  # locked, a misuse: not damage
-                raise
-            with contextlib.suppress(sqlite3.Error):
-                self._db.close()
-            if self._same_file():
-                self._set_aside(exc)
-            self._db = self._waiting(self._open)
-            return action()
 
     def _locked(self) -> RuntimeFailure:
         return RuntimeFailure(
@@ -302,6 +303,7 @@ class EvidenceCache:
         deadline = time.monotonic() + BUSY_TIMEOUT_S
         waited = False
         while True:
+            tried = time.monotonic()
             try:
                 result = action()
             except sqlite3.OperationalError as exc:
@@ -311,9 +313,11 @@ class EvidenceCache:
                     if waited and self.on_wait is not None:
                         self.on_wait(None)
                     raise
-                if not waited and self.on_wait is not None:
-                    self.on_wait(True)
+                if self.on_wait is not None:
+                    self.on_wait(True)  # each try: a cancel (the web UI's progress raises) is heard
                 waited = True
+                # SQLite answers some locks at once (a snapshot out of date): no spinning on them
+                time.sleep(max(0.0, 0.1 - (time.monotonic() - tried)))
                 continue
             if waited and self.on_wait is not None:
                 self.on_wait(False)
@@ -529,11 +533,10 @@ class EvidenceCache:
     def _clear(self) -> dict[str, int]:
         removed = int(self._db.execute("SELECT COUNT(*) FROM evidence").fetchone()[0])
         try:
-            with self._transaction():
-                self._db.execute("DELETE FROM evidence")
-                self._db.execute("DELETE FROM models")
-                self._db.execute("DELETE FROM file_digests")
-            self._db.execute("VACUUM")
+            # each step tried again on its own: VACUUM waiting for a lock must not run the
+            # deletion again (it would count the entries it deleted as none)
+            removed = self._waiting(self._delete_everything)
+            self._waiting(lambda: self._db.execute("VACUUM"))
         except sqlite3.OperationalError as exc:
             if not _full(exc):
                 raise
@@ -556,6 +559,15 @@ class EvidenceCache:
         files = sum(b[0] - a[0] for b, a in zip(before, after, strict=True))
         freed = sum(b[1] - a[1] for b, a in zip(before, after, strict=True))
         return {"entries": removed, "files": files, "bytes": freed}
+
+    def _delete_everything(self) -> int:
+        """Delete every entry, model and digest in one transaction; how many entries there were."""
+        with self._transaction():
+            removed = int(self._db.execute("SELECT COUNT(*) FROM evidence").fetchone()[0])
+            self._db.execute("DELETE FROM evidence")
+            self._db.execute("DELETE FROM models")
+            self._db.execute("DELETE FROM file_digests")
+        return removed
 
     def close(self) -> None:
         self._db.close()
