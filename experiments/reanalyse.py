@@ -95,8 +95,10 @@ def rejudged(report: Report, x: np.ndarray, twins: np.ndarray, tables: Path | No
         if paired.all() and len(x) >= MIN_QUESTIONS and now.p_value < TWINS_BACK:
             backing = spread_test(x, twins, report.settings.permutations, report.settings.seed)
             gain, shared = twin_backing(now.p_value, int(np.sum(now.flags)), x, twins, backing)
-            if shared:
-                return Rejudged(now, backing.p_value, backing.min_attainable_p, backing, True, "twins", gain)
+            if shared:  # the larger p-value: it can clear the tail, never condemn one
+                p = max(backing.p_value, now.p_value)
+                floor = max(backing.min_attainable_p, now.min_attainable_p)
+                return Rejudged(now, p, floor, None, True, "twins", gain)
         return Rejudged(now, now.p_value, now.min_attainable_p, None)
     paired = np.isfinite(twins)  # as the product: the questions with a scored twin
     spread = spread_test(x[paired], twins[paired], report.settings.permutations, report.settings.seed)

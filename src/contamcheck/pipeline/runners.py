@@ -309,7 +309,6 @@ def _bulk_result(
         low, high = _median_interval(preference, seed)
         familiarity = (float(np.median(preference)), low, high)
         _, twins_above = twin_check(outcome.flags, twins, outcome.threshold)
-    shown = spread if spread is not None else backing if shared else None  # the spread test the JSON holds
     result.null = BulkNull(
         centre=outcome.fit.centre,
         scale=outcome.fit.scale,
@@ -322,8 +321,10 @@ def _bulk_result(
         twin_preference_ci=None if familiarity is None else familiarity[1:],
         twins_above_threshold=twins_above,
         tail_p_value=outcome.p_value,
-        spread_correlation=None if shown is None else shown.correlation,
-        spread_p_value=None if shown is None else shown.p_value,
+        # only with a reference: without one the spread test cleared a tail at most, and is no
+        # evidence of its own (stats.spread.carries reads these as a whole-benchmark statistic)
+        spread_correlation=None if spread is None else spread.correlation,
+        spread_p_value=None if spread is None else spread.p_value,
         tail_gain_p_value=None if gain_p is None else min(1.0, gain_p),
         count_withheld=held,
         withheld_because="minority" if withheld else "twins" if shared else None,
@@ -463,23 +464,29 @@ def _shared_result(
     """A bulk test whose tail stands out with its twins (``stats.spread.shared_with_twins``): no flags
     and no tail count, as for a minority null; the spread test, which asked whether the questions
     gained over their twins, is the test's p-value (one statistic, so not doubled). Without a
-    reference it leans toward finding a gain, so a p-value it gives clears the tail, and can't be
-    below 0.025 here (the twins would have backed the tail)."""
+    reference it leans toward finding a gain, so it can clear the tail, not condemn one: the
+    p-value is the larger of the tail count's and its own, never below the count's, and the JSON
+    holds no spread test (``stats.spread.carries`` would read it as evidence of its own)."""
     n = len(outcome.flags)
     result.n = n
     _spread_alone(result, spread)
+    if no_reference:
+        # it can clear the tail, never condemn one: the test's p-value is never below the count's
+        result.p_value = max(spread.p_value, outcome.p_value)
+        result.min_attainable_p = max(spread.min_attainable_p, outcome.min_attainable_p)
     result.note = (
         f"No flags and no tail count: beyond the never-seen bulk ({outcome.fit.bulk_share:.0%} of the "
         f"questions) lies a tail of at least {_share(outcome.tail_share_low)} (95% lower bound; tail "
         f"count p = {outcome.p_value:.2g}), but it stands out with its twins: the questions did not gain "
         f"detectably over their twins, neither across the benchmark (spread test: rank correlation "
         f"{spread.correlation:+.2f}, p = {spread.p_value:.2g}) nor at the top, where the tail is "
-        f"(p = {gain_p:.2g}). {TWINS_WHY[0].upper()}{TWINS_WHY[1:]}. The test's p-value is the spread "
-        "test's"
+        f"(p = {gain_p:.2g}). {TWINS_WHY[0].upper()}{TWINS_WHY[1:]}. "
         + (
-            " (without a reference it leans toward finding a gain, so it can clear a tail, not condemn one). "
+            "Without a reference the spread test leans toward finding a gain, so it can clear a tail, "
+            "not condemn one: the test's p-value is the larger of the two, the tail count's and the "
+            "spread test's. "
             if no_reference
-            else ". "
+            else "The test's p-value is the spread test's. "
         )
         + _familiarity(familiarity, twins_above, paired, n, None)
     )

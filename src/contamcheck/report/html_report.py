@@ -158,7 +158,7 @@ WITHHELD_CAPTION = (
 )
 SHARED_CAPTION = (
     "Each question's own score (filled), and the bulk the fit found (the grey curve). The questions "
-    "above it stand out with their twins (not drawn: see the spread against the twins above): "
+    "above it stand out with their twins (not drawn: the note below says how they compare): "
     + TWINS_WHY
     + ". So no question is flagged."
 )
@@ -272,6 +272,13 @@ def _facts(result: TestResult) -> tuple[list[tuple[str, str]], list[tuple[str, s
         if spread:
             withheld += [
                 ("Spread against the twins", spread),
+                ("Holm-adjusted p", format_p(result.p_adjusted)),
+            ]
+        elif (
+            result.p_value is not None
+        ):  # without a reference: the twins cleared the tail (the note says how)
+            withheld += [
+                ("p-value", format_p(result.p_value)),
                 ("Holm-adjusted p", format_p(result.p_adjusted)),
             ]
         return withheld, lines

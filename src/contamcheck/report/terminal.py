@@ -104,11 +104,15 @@ def test_line(result: TestResult) -> str:
         return f"{result.name}: {direction} over {result.n} shards ({statistic}, {p_text(result)})"
     rate = result.flag_rate or 0.0
     null = result.null
-    if result.shared_with_twins and null is not None and null.spread_correlation is not None:
+    if result.shared_with_twins and null is not None:
+        spread = (
+            f"; the questions spread against their twins at rank correlation {null.spread_correlation:+.2f}"
+            if null.spread_correlation is not None
+            else ""  # without a reference: the twins cleared the tail, the note says how
+        )
         return (
             f"{result.name}: no flags (a tail of at least {null.tail_share_low:.0%} stands out with its "
-            f"twins: familiarity with part of the benchmark, not memorised questions); the questions "
-            f"spread against their twins at rank correlation {null.spread_correlation:+.2f} "
+            f"twins: familiarity with part of the benchmark, not memorised questions){spread} "
             f"({p_text(result)})"
         )
     if result.count_withheld and null is not None and null.spread_correlation is not None:

@@ -84,8 +84,9 @@ class TestOutcome(Protocol):
     @property
     def count_withheld(self) -> bool:
         """A bulk test with no flags and no tail count: its fitted null held a minority of the questions
-        (``stats.bulk.minority``), or its tail stood out with its twins (``stats.spread.shared_with_twins``,
-        never below 0.05: the test's p-value is then the spread test's, which did not reach it)."""
+        (``stats.bulk.minority``), or its tail stood out with its twins (``stats.spread.shared_with_twins``:
+        the test's p-value is then the spread test's, never below 0.025, as the twins did not back the
+        tail; without a reference the larger of it and the tail count's)."""
         ...
 
     @property
