@@ -256,7 +256,7 @@ def test_a_report_changed_in_memory_to_contradict_itself_is_refused_by_every_ren
         ):
             render(report)
     passing.p_adjusted = 1.0  # the p-value alone changed, as the README's example: Holm can't give this
-    family = sum(t.p_value is not None for t in report.tests)
+    family = sum(t.p_adjusted is not None for t in report.tests)
     with pytest.raises(ReportInvalid, match=rf"adjusted p 1 is more than {family} times its p-value 1e-09"):
         to_json(report)
     report.tests[1].flag_rate = 5.0  # a value no report holds

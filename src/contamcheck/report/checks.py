@@ -42,7 +42,9 @@ def _tests(report: Report) -> str | None:
     ran = any(test.calibrated and test.status != "skipped" for test in report.tests)
     if report.verdict.code == "clean" and not ran:
         return "the verdict is 'clean' but no calibrated test ran"
-    family = sum(test.p_value is not None for test in report.tests)  # Holm's largest family
+    # Holm's largest family: the tests given an adjusted p-value (a p-value dropped from a file, as a
+    # NaN computed by a script is, leaves its test in the family its adjusted p-value came from)
+    family = sum(test.p_adjusted is not None for test in report.tests)
     for test in report.tests:
         said = _status(test, report.settings.alpha, family) or _flags(test, report)
         if said:
