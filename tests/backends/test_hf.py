@@ -475,7 +475,17 @@ def test_a_copy_that_can_not_be_kept_is_a_warning_not_a_failure(tokenizer, tmp_p
     note = hf._save_converted(tiny_llama(tokenizer), DiskFull(), tmp_path / "converted" / "abc")
     assert note is not None and "(No space left on device)" in note and "converts it again" in note
     assert list((tmp_path / "converted").iterdir()) == []
+    assert "free space there" in note
+
+    class Refused:
+        def save_pretrained(self, folder: Path) -> None:
+            raise PermissionError(errno.EACCES, "Permission denied")
+
+    refused = hf._save_converted(tiny_llama(tokenizer), Refused(), tmp_path / "converted" / "abc")
+    assert refused is not None and "(Permission denied)" in refused and "free space" not in refused
     assert hf._save_converted(tiny_llama(tokenizer), tokenizer, tmp_path / "converted" / "abc") is None
+    # a copy another audit put in place first is kept: nothing to warn of
+    assert hf._save_converted(tiny_llama(tokenizer), DiskFull(), tmp_path / "converted" / "abc") is None
 
 
 def test_what_loading_warns_reaches_the_report(monkeypatch, tmp_path):

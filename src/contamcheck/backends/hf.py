@@ -14,6 +14,7 @@ standard deviation of log p inside the forward pass, in fp32, a slice of positio
 
 from __future__ import annotations
 
+import errno
 import functools
 import hashlib
 import importlib.util
@@ -819,10 +820,14 @@ def _save_converted(model: Any, tokenizer: Any, target: Path) -> str | None:
             shutil.rmtree(staging, ignore_errors=True)
         if not isinstance(exc, Exception):
             raise
+        if (target / "config.json").is_file():  # another audit put the same copy in place first
+            return None
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else f"{type(exc).__name__}: {exc}"
+        full = isinstance(exc, OSError) and exc.errno == errno.ENOSPC
         return (
             f"The dequantised copy of the .gguf model could not be kept in {str(target.parent)!r} "
-            f"({reason}), so the next audit converts it again; free space there to keep it."
+            f"({reason}), so the next audit converts it again"
+            + ("; free space there to keep it." if full else ".")
         )
     return None
 
