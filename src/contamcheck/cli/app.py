@@ -377,8 +377,8 @@ def serve_command(host: str, port: int, data: str | None, max_upload_mb: float, 
 
 
 def _upload_limit(megabytes: float) -> float:
-    """--max-upload-mb: a size a file can have, from 1 KiB to 1 TiB (NaN and infinity are none)."""
-    if not (math.isfinite(megabytes) and 2**-10 <= megabytes <= 2**20):
+    """--max-upload-mb: a size a file can have, from 0.001 MB to 1 TiB (NaN and infinity are none)."""
+    if not (math.isfinite(megabytes) and 0.001 <= megabytes <= 2**20):
         raise click.BadParameter(
             f"{megabytes:g} is not a size an upload can be held to: give megabytes from 0.001 to 1048576."
         )

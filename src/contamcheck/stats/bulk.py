@@ -374,7 +374,7 @@ def null_flag_counts(
     if tables is not None:
         try:
             stored = np.load(tables / name, allow_pickle=False)
-            if _plausible(stored, n, simulations):
+            if isinstance(stored, np.ndarray) and _plausible(stored, n, simulations):
                 return stored
         except (OSError, ValueError, EOFError):
             pass  # missing or damaged: simulate again and overwrite

@@ -21,6 +21,7 @@ import shutil
 import socket
 import threading
 import time
+import weakref
 from collections import deque
 from collections.abc import Callable
 from dataclasses import asdict
@@ -142,12 +143,18 @@ class JobStore:
         self.jobs_dir.mkdir(parents=True, exist_ok=True)
         self.uploads_dir.mkdir(parents=True, exist_ok=True)
         self._held = _hold(root)  # before loading: loading marks the audits it finds running as cut off
+        if self._held is not None:  # let go with the store too, where no lifespan closes it
+            weakref.finalize(self, self._held.close)
         self._lock = threading.RLock()
         self._jobs: dict[str, JobRecord] = {}
         self._stage_clock: dict[tuple[str, str], float] = {}
         # a done job's verdict as its report says, by the report file's identity (inode, time, size)
         self._read_back: dict[str, tuple[tuple[int, int, int] | None, dict[str, Any]]] = {}
-        self._load()
+        try:
+            self._load()
+        except BaseException:
+            self.close()
+            raise
 
     def close(self) -> None:
         """Let another server use the data folder (the lock goes with the process too)."""
@@ -338,6 +345,7 @@ class JobStore:
     def delete(self, job_id: str) -> bool:
         with self._lock:
             record = self._jobs.pop(job_id, None)
+            self._read_back.pop(job_id, None)
             if record is None:
                 return False
             shutil.rmtree(self.jobs_dir / record.id, ignore_errors=True)
