@@ -168,8 +168,8 @@ class EvidenceCache:
     ) -> None:
         """``audit``: opened by an audit, which can do without it (``--no-cache``); not by ``cache info``.
 
-        ``on_wait(True)`` hears that a write waits for another process's transaction (one more try
-        than the first); then ``on_wait(False)`` once it went through, or ``on_wait(None)`` when it
+        ``on_wait(True)`` hears that a write waits for another process's transaction, at each try
+        after the first; then ``on_wait(False)`` once it went through, or ``on_wait(None)`` when it
         gave up after ``BUSY_TIMEOUT_S`` (a RuntimeFailure follows)."""
         self.folder = cache_folder(folder)
         self.on_wait = on_wait
@@ -297,8 +297,8 @@ class EvidenceCache:
 
     def _waiting(self, action: Callable[[], T]) -> T:
         """Run ``action``, trying again while another process holds the write lock, up to
-        ``BUSY_TIMEOUT_S`` in all; each try waits ``WAIT_STEP_S``, and the wait after the first is
-        said to ``on_wait``, so that a long one is not silence. An action is one transaction, or
+        ``BUSY_TIMEOUT_S`` in all; each try waits ``WAIT_STEP_S``, and each one after the first is
+        said to ``on_wait``, so that a long wait is not silence. An action is one transaction, or
         reads: trying it again repeats nothing."""
         deadline = time.monotonic() + BUSY_TIMEOUT_S
         waited = False
