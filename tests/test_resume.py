@@ -81,7 +81,11 @@ def test_sigterm_or_sighup_stops_like_ctrl_c_and_the_same_command_resumes(tmp_pa
     found by black-box passes)."""
     cache, output = tmp_path / "cache", tmp_path / "report.json"
     process = subprocess.Popen(
-        audit_command(cache, output), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+        audit_command(cache, output),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        # as from a terminal: a test run itself under nohup (a CI job) would pass SIGHUP on ignored
+        preexec_fn=lambda: signal.signal(stop, signal.SIG_DFL),
     )
     deadline = time.monotonic() + 60
     while stored(cache) < 4 and time.monotonic() < deadline:
