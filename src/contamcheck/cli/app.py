@@ -404,7 +404,8 @@ class Terminated(BaseException):
         self.signum = signum
 
 
-def _terminate(signum: int, frame: object) -> None:
+def terminate(signum: int, frame: object) -> None:
+    """A signal handler that stops the main thread as Ctrl-C does (the audit, ``serve``)."""
     raise Terminated(signum)
 
 
@@ -419,7 +420,7 @@ def _run_audit(model: str, benchmark: str, options: dict[str, Any]) -> int:
     main_thread = threading.current_thread() is threading.main_thread()
     # a signal ignored (`nohup` ignores SIGHUP) stays ignored: the audit is meant to outlive it
     stopping = [signum for signum in STOPPING if signal.getsignal(signum) is not signal.SIG_IGN]
-    previous = {signum: signal.signal(signum, _terminate) for signum in stopping} if main_thread else {}
+    previous = {signum: signal.signal(signum, terminate) for signum in stopping} if main_thread else {}
     try:
         return guarded(options["debug"])(lambda: run_audit(model, benchmark, options))
     finally:

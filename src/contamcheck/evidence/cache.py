@@ -531,6 +531,7 @@ class EvidenceCache:
         return self._safely(self._clear)
 
     def _clear(self) -> dict[str, int]:
+        # counted first for a disk too full to write even the deletion (the files then go whole)
         removed = int(self._db.execute("SELECT COUNT(*) FROM evidence").fetchone()[0])
         try:
             # each step tried again on its own: VACUUM waiting for a lock must not run the

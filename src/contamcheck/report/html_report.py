@@ -274,9 +274,7 @@ def _facts(result: TestResult) -> tuple[list[tuple[str, str]], list[tuple[str, s
                 ("Spread against the twins", spread),
                 ("Holm-adjusted p", format_p(result.p_adjusted)),
             ]
-        elif (
-            result.p_value is not None
-        ):  # without a reference: the twins cleared the tail (the note says how)
+        elif result.p_value is not None:  # without a reference: the twins cleared the tail (see the note)
             withheld += [
                 ("p-value", format_p(result.p_value)),
                 ("Holm-adjusted p", format_p(result.p_adjusted)),

@@ -58,7 +58,7 @@ from .forms import (
     check_upload,
     megabytes,
 )
-from .jobs import AuditFunction, JobRecord, JobRunner, JobStore
+from .jobs import AuditFunction, JobRecord, JobRunner, JobStore, renamed
 from .security import (
     CSRF_FIELD,
     CSRF_HEADER,
@@ -478,8 +478,7 @@ def named_as_uploaded(stored: str, name: str | None) -> Iterator[None]:
     except InputError as exc:
         if name is None:
             raise
-        message = str(exc).replace(repr(stored), repr(name)).replace(stored, name)
-        raise InputError(message) from None
+        raise InputError(renamed(str(exc), stored, name)) from None
 
 
 def job_status(record: JobRecord, runner: JobRunner) -> dict[str, Any]:

@@ -129,8 +129,13 @@ class JobRecord(BaseModel):
         for key, label in (("benchmark", self.benchmark_label), ("control", self.control_label)):
             stored = self.config.get(key)
             if label and isinstance(stored, str) and any(stored.endswith("/" + u) for u in self.uploads):
-                message = message.replace(repr(stored), repr(label)).replace(stored, label)
+                message = renamed(message, stored, label)
         return message
+
+
+def renamed(message: str, stored: str, name: str) -> str:
+    """``message`` naming a stored upload ``stored`` by ``name``, the name it was uploaded under."""
+    return message.replace(repr(stored), repr(name)).replace(stored, name)
 
 
 class JobStore:

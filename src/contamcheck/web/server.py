@@ -12,6 +12,7 @@ from pathlib import Path
 
 import click
 
+from ..cli.app import Terminated, terminate
 from ..errors import ContamcheckError, InputError
 from ..memory import return_freed_memory
 from .security import loopback_bind_address
@@ -57,13 +58,13 @@ def serve(host: str, port: int, data: str | None, max_upload_mb: float) -> int:
     )
     # uvicorn's shutdown stops the audit runner; then it raises the signal that stopped it again:
     # Ctrl-C's as KeyboardInterrupt, SIGTERM's (`kill`, a service manager) to the handler set here
-    previous = signal.signal(signal.SIGTERM, _terminated)
+    previous = signal.signal(signal.SIGTERM, terminate)
     code = 0
     try:
         with contextlib.suppress(KeyboardInterrupt):
             uvicorn.Server(config).run(sockets=[listener])
-    except _Terminated:
-        code = 128 + signal.SIGTERM
+    except Terminated as stop:
+        code = 128 + stop.signum
     finally:
         signal.signal(signal.SIGTERM, signal.SIG_DFL if previous is None else previous)
     if app.state.runner.running():
@@ -74,14 +75,6 @@ def serve(host: str, port: int, data: str | None, max_upload_mb: float) -> int:
         os._exit(code)
     click.echo("contamcheck web UI stopped." + (" (SIGTERM)" if code else ""))
     return code
-
-
-class _Terminated(BaseException):
-    """SIGTERM, raised again by uvicorn once it has shut down."""
-
-
-def _terminated(signum: int, frame: object) -> None:
-    raise _Terminated
 
 
 def _check_data_folder(folder: Path) -> None:
