@@ -44,8 +44,13 @@ $(SERVER_STAMP): Makefile
 demo: $(STAMP)
 	$(BIN)/contamcheck pkg:smollm2-135m-instruct humaneval -n 100
 
+# Two workers (pytest-xdist): most tests use one core. Each test file runs on one worker, so the
+# tests of a model server start it once (`--dist loadgroup` would not group them under pytest 9.2:
+# pytest-xdist issue 1386).
+TEST_WORKERS ?= 2
+
 test: $(STAMP) $(SERVER_STAMP)
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadfile
 
 lint: $(STAMP)
 	$(BIN)/ruff check . && $(BIN)/ruff format --check . && $(BIN)/mypy

@@ -7,6 +7,7 @@ leak to the "cheater"; a clean model trained the same way on 30 *other* question
 
 from __future__ import annotations
 
+import os
 import random
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,6 +27,20 @@ class TinySetup:
     held_out: list[str]  # the 30 it did not
     cheater: Path  # model folder
     clean: Path  # model folder, same recipe on other questions
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Under ``make test``'s workers (pytest-xdist), each worker gets its share of the cores, and the
+    processes it starts (the CLI, the model servers) inherit it: torch sizes its threads by the cores
+    a process may use (``backends.default_threads``), and two workers each running torch on every core
+    took half as long again as one worker (measured: 36 min against 34, 50 min of CPU against 31)."""
+    worker, count = os.environ.get("PYTEST_XDIST_WORKER", ""), os.environ.get("PYTEST_XDIST_WORKER_COUNT")
+    if not worker.startswith("gw") or not count or not hasattr(os, "sched_setaffinity"):
+        return
+    cores = sorted(os.sched_getaffinity(0))
+    share = cores[int(worker.removeprefix("gw")) :: int(count)]
+    if share:
+        os.sched_setaffinity(0, share)
 
 
 @pytest.fixture(scope="session")

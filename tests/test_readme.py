@@ -1,8 +1,9 @@
-"""The README's commands are real: CI runs its test command, and its audit lines run here.
+"""The README's commands are real: CI runs its test command, and its audit lines run here (those of
+a served model in ``backends/test_server.py``, beside its server).
 
 Each ``contamcheck ...`` line of the README runs with its Hub-only models and benchmarks replaced by
 local equivalents (a tiny trained model, the bundled sample; a served model by vLLM serving
-SmolLM2), so what is tested is the flag grammar and the whole path behind it.
+SmolLM2: ``readme_lines.py``), so what is tested is the flag grammar and the whole path behind it.
 """
 
 from __future__ import annotations
@@ -12,26 +13,13 @@ import re
 import shlex
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
+from readme_lines import FAST, README, ROOT, audit_lines, code_lines, local, served
 
 from contamcheck.cli import main
 
-ROOT = Path(__file__).resolve().parents[1]
-README = (ROOT / "README.md").read_text(encoding="utf-8")
-FAST = ["-n", "10", "--permutations", "500", "--quiet", "--threads", "2"]
-
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
-
-
-def code_lines(text: str) -> list[str]:
-    blocks = re.findall(r"```bash\n(.*?)```", text, flags=re.S)
-    return [line.strip() for block in blocks for line in block.splitlines() if line.strip()]
-
-
-def audit_lines() -> list[str]:
-    return [line.split("  #")[0].strip() for line in code_lines(README) if line.startswith("contamcheck ")]
 
 
 def test_the_two_commands_are_in_the_readme_and_ci_runs_the_test_command():
@@ -49,29 +37,16 @@ def test_the_demo_target_runs_the_audit_the_readme_shows():
     assert "pkg:smollm2-135m-instruct" in command
 
 
-def local(word: str, tiny_setup, request=None) -> str:
-    if word.startswith("openai:"):  # a real server: vLLM serving SmolLM2, as "smollm2"
-        served = word.partition("#")[2]
-        return f"openai:{request.getfixturevalue('vllm_server')}" + ("#smollm2" if served else "")
-    models = {
-        "Qwen/Qwen2.5-0.5B", "my-model/", "big-model/", "model.gguf", "pkg:smollm2-135m-instruct",
-        "sshleifer/tiny-gpt2",
-    }  # fmt: skip
-    if word in models:
-        return str(tiny_setup.cheater)
-    if word in {"EleutherAI/pythia-6.9b", "pkg:gemma-3-270m"}:
-        return str(tiny_setup.clean)
-    if word in {"gsm8k", "questions.jsonl", "mbpp", "mmlu.jsonl"} or word.startswith("hf:"):
-        return str(tiny_setup.benchmark)
-    if word == "fresh.jsonl":
-        return str(tiny_setup.control)
-    return word
+def test_every_audit_line_is_run_here_or_beside_the_server():
+    lines = audit_lines()
+    assert any(served(line) for line in lines) and not all(served(line) for line in lines)
 
 
-@pytest.mark.parametrize("line", audit_lines())
-def test_every_audit_line_of_the_readme_runs(line, tiny_setup, capsys, tmp_path, monkeypatch, request):
+# a served model's lines: backends/test_server.py, beside the server it starts
+@pytest.mark.parametrize("line", [line for line in audit_lines() if not served(line)])
+def test_every_audit_line_of_the_readme_runs(line, tiny_setup, capsys, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)  # lines that write report files write them here
-    words = [local(word, tiny_setup, request) for word in shlex.split(line)[1:]]
+    words = [local(word, tiny_setup) for word in shlex.split(line)[1:]]
     code = main([*words, *FAST])
     captured = capsys.readouterr()
     assert code in (0, 1, 4), captured.err

@@ -12,6 +12,7 @@ import functools
 import http.server
 import itertools
 import json
+import shlex
 import socket
 import threading
 import urllib.error
@@ -22,6 +23,7 @@ from typing import ClassVar
 
 import numpy as np
 import pytest
+import readme_lines
 import servers
 from servers import API_KEY, MODEL, free_port
 
@@ -356,6 +358,19 @@ def test_the_key_goes_with_every_request_and_its_absence_is_named(vllm_server, m
     assert main([f"openai:{vllm_server}", "sample", "-n", "20", "--quick"]) == 3
     err = capsys.readouterr().err
     assert "HTTP 401" in err and "The key in VLLM_API_KEY was refused" in err
+
+
+@pytest.mark.parametrize("line", [line for line in readme_lines.audit_lines() if readme_lines.served(line)])
+def test_the_readmes_lines_for_a_served_model_run(
+    line, vllm_server, tiny_setup, capsys, tmp_path, monkeypatch
+):
+    """The README's audit lines of a model behind a server (tests/test_readme.py runs the rest)."""
+    monkeypatch.chdir(tmp_path)
+    words = [readme_lines.local(word, tiny_setup, vllm_server) for word in shlex.split(line)[1:]]
+    code = main([*words, *readme_lines.FAST])
+    captured = capsys.readouterr()
+    assert code in (0, 1, 4), captured.err
+    assert "error" not in captured.err
 
 
 @pytest.fixture(scope="module")
