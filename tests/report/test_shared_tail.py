@@ -105,8 +105,13 @@ def test_every_output_says_why(kind: Report, tmp_path: Path) -> None:
     assert "min-k: no flags (a tail of at least" in text and "stands out with its twins" in text
     (caveat,) = [note for note in kind.caveats if "stand out with their twins" in note]
     assert all(name in caveat for name in TESTS) and "--control FILE" in caveat
+    assert (
+        "better than the reference does" in caveat
+        and "the spread test against the twins still judges" in caveat
+    )
     assert not any("never-seen bulk holds under" in note for note in kind.caveats)  # not a minority
     html = to_html(kind)
+    assert "better than the reference does" in html
     assert "Tail beyond the bulk" in html and "none: withheld" in html and "too few for the null" not in html
     assert "familiarity, not memorised questions" in html
     assert "min-k, min-k++ and zlib flagged none because the questions above their bulk stand out" in html
@@ -157,7 +162,15 @@ def test_without_a_reference_a_kind_is_cleared_by_its_twins_and_the_questions_se
         assert null.spread_p_value is None and not result.aggregate_evidence
         assert result.p_value is not None and result.p_value >= max(null.tail_p_value, TWINS_BACK / 2)
         assert result.note is not None and "it can clear a tail, not condemn one" in result.note
+        assert "especially well" in result.note and "reference does" not in result.note
     assert kind.verdict.code == "clean", kind.verdict.explanation
+    # every output says so in the words of this setting: no reference to compare with, and the spread
+    # test clears, never judges alone (review found the reference setting's words printed here)
+    (caveat,) = [note for note in kind.caveats if "stand out with their twins" in note]
+    assert "larger of its tail count's and its spread test's" in caveat and "still judges" not in caveat
+    html = to_html(kind)
+    assert "kind of text especially well: familiarity" in html
+    assert "better than the reference" not in html and "with a reference:" not in html
     seen = _audit(_same(tmp_path), reference="none")
     assert seen.verdict.code == "likely", seen.verdict.explanation
     for result in seen.tests:

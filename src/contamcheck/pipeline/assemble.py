@@ -26,7 +26,7 @@ from ..report.model import (
 from ..stats.bulk import MINORITY_BULK
 from ..stats.flags import few_controls
 from ..stats.index import evidence_index
-from ..stats.verdict import MINORITY_WHY, TWINS_WHY, exit_code, judge, listed, minority_remedy
+from ..stats.verdict import MINORITY_WHY, exit_code, judge, listed, minority_remedy, twins_why
 
 VERSIONED_PACKAGES = ("numpy", "scipy", "torch", "transformers", "tokenizers", "gguf", "rouge-score")
 
@@ -162,12 +162,18 @@ def caveats(
         )
     shared = [r.name for r in results if r.shared_with_twins]
     if shared:
+        used = reference.status == "used"
+        judged = (
+            "the tail count is not used; the spread test against the twins still judges"
+            if used
+            else "a test's p-value is the larger of its tail count's and its spread test's against "
+            "the twins (without a reference the spread test can clear a tail, not condemn one)"
+        )
         notes.append(
             f"{listed(shared)}: the questions above the never-seen bulk stand out with their twins: "
-            f"{TWINS_WHY}. So no question is flagged there and the tail count is not used; the spread "
-            "test against the twins still judges. A few memorised questions inside that kind could "
-            "hide there: questions of the same kind the model can't have seen (--control FILE) rise "
-            "alike and tell the two apart."
+            f"{twins_why(used)}. So no question is flagged there and {judged}. A few memorised "
+            "questions inside that kind could hide there: questions of the same kind the model can't "
+            "have seen (--control FILE) rise alike and tell the two apart."
         )
     shift = whole_benchmark_caveat(results)
     if shift:

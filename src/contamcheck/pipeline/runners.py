@@ -40,7 +40,7 @@ from ..stats.bulk import (
 )
 from ..stats.flags import FlagOutcome
 from ..stats.spread import TWINS_BACK, SpreadOutcome, spread_test, twin_backing, with_spread
-from ..stats.verdict import MINORITY_WHY, TWINS_WHY, WARN_LEVEL, minority_remedy
+from ..stats.verdict import MINORITY_WHY, WARN_LEVEL, minority_remedy, twins_why
 
 BULK_SIMULATIONS = 2000
 BULK_NULL = (
@@ -474,13 +474,14 @@ def _shared_result(
         # it can clear the tail, never condemn one: the test's p-value is never below the count's
         result.p_value = max(spread.p_value, outcome.p_value)
         result.min_attainable_p = max(spread.min_attainable_p, outcome.min_attainable_p)
+    why = twins_why(reference=not no_reference)
     result.note = (
         f"No flags and no tail count: beyond the never-seen bulk ({outcome.fit.bulk_share:.0%} of the "
         f"questions) lies a tail of at least {_share(outcome.tail_share_low)} (95% lower bound; tail "
         f"count p = {outcome.p_value:.2g}), but it stands out with its twins: the questions did not gain "
         f"detectably over their twins, neither across the benchmark (spread test: rank correlation "
         f"{spread.correlation:+.2f}, p = {spread.p_value:.2g}) nor at the top, where the tail is "
-        f"(p = {gain_p:.2g}). {TWINS_WHY[0].upper()}{TWINS_WHY[1:]}. "
+        f"(p = {gain_p:.2g}). {why[0].upper()}{why[1:]}. "
         + (
             "Without a reference the spread test leans toward finding a gain, so it can clear a tail, "
             "not condemn one: the test's p-value is the larger of the two, the tail count's and the "

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 from markupsafe import Markup, escape
 
 from ..stats.flags import few_controls
-from ..stats.verdict import MINORITY_WHY, TWINS_WHY, listed
+from ..stats.verdict import MINORITY_WHY, listed, twins_why
 from . import plots
 from .io import as_saved
 from .model import BulkNull, ItemRecord, ItemTestResult, Report, TestResult
@@ -159,8 +159,7 @@ WITHHELD_CAPTION = (
 SHARED_CAPTION = (
     "Each question's own score (filled), and the bulk the fit found (the grey curve). The questions "
     "above it stand out with their twins (not drawn: the note below says how they compare): "
-    + TWINS_WHY
-    + ". So no question is flagged."
+    "{why}. So no question is flagged."
 )
 
 
@@ -201,7 +200,7 @@ def _test_view(report: Report, result: TestResult) -> SectionView:
                 plots.bulk_histogram(scores, result.null, result.threshold, f"{result.name} score", salt)
             )
             view.caption = (
-                SHARED_CAPTION
+                SHARED_CAPTION.format(why=twins_why(report.reference.status == "used"))
                 if result.shared_with_twins
                 else WITHHELD_CAPTION.format(share=result.null.bulk_share)
                 if withheld

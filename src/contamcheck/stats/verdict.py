@@ -328,13 +328,14 @@ MINORITY_WHY = (
 )
 
 
-# Why a tail that stands out with its twins is not memorised questions: one wording for the note,
-# the caveat and the HTML caption.
-TWINS_WHY = (
-    "the twins, which differ only in their numbers, rise with their questions, as when the model knows "
-    "part of the benchmark's kind of text especially well (with a reference: better than the reference "
-    "does): familiarity, not memorised questions"
-)
+def twins_why(reference: bool) -> str:
+    """Why a tail that stands out with its twins is not memorised questions: one wording for the note,
+    the caveat and the HTML caption, with a reference used or without one."""
+    how = "better than the reference does" if reference else "especially well"
+    return (
+        "the twins, which differ only in their numbers, rise with their questions, as when the model "
+        f"knows part of the benchmark's kind of text {how}: familiarity, not memorised questions"
+    )
 
 
 def minority_remedy(has_reference: bool = False) -> str:
