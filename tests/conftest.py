@@ -33,7 +33,7 @@ def pytest_configure(config: pytest.Config) -> None:
     """Under ``make test``'s workers (pytest-xdist), each worker gets its share of the cores, and the
     processes it starts (the CLI, the model servers) inherit it: torch sizes its threads by the cores
     a process may use (``backends.default_threads``), and two workers each running torch on every core
-    took half as long again as one worker (measured: 36 min against 34, 50 min of CPU against 31)."""
+    took longer than one worker (measured: 36 min against 34.6, 49.7 min of CPU against 31.2)."""
     worker, count = os.environ.get("PYTEST_XDIST_WORKER", ""), os.environ.get("PYTEST_XDIST_WORKER_COUNT")
     if not worker.startswith("gw") or not count or not hasattr(os, "sched_setaffinity"):
         return
