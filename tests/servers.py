@@ -122,8 +122,8 @@ def vllm_server(tmp_path_factory: pytest.TempPathFactory, base_model: bool = Fal
     command = [str(SERVER_PYTHON), "-m", "vllm.entrypoints.openai.api_server", "--model", str(folder)]
     command += ["--served-model-name", "smollm2", "--dtype", "float32", "--max-model-len", "2048"]
     command += ["--host", "127.0.0.1", "--port", str(port), "--api-key", API_KEY]
-    # eager PyTorch: its compile warm-up took two of the three minutes a start took on 2 cores, and
-    # the tests compare numbers, which eager gives as well (measured: ready in 49 s instead of 150-235)
+    # eager PyTorch: its compile warm-up took 113-116 s of a start's 147-152 s on 2 cores (the log), and
+    # the tests compare numbers, which eager gives as well (docs/PERFORMANCE.md: answering in 49 s)
     command += ["--enforce-eager"]
     env = {
         **os.environ,

@@ -149,10 +149,10 @@ def caveats(
             "the null is not known to hold for a model that never saw the benchmark (each test's "
             "calibration says why), so it is shown and does not move the verdict."
         )
+    used = reference.status == "used"
     minority = [r.name for r in results if r.minority_null]
     if minority:
         spread = " (with a reference, the spread test against the twins still is)"
-        used = reference.status == "used"
         # --twinless with too few twins: a reference, and no spread test
         spread_ran = any(r.null is not None and r.null.spread_p_value is not None for r in results)
         notes.append(
@@ -162,7 +162,6 @@ def caveats(
         )
     shared = [r.name for r in results if r.shared_with_twins]
     if shared:
-        used = reference.status == "used"
         judged = (
             "the tail count is not used; the spread test against the twins still judges"
             if used
