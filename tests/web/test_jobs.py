@@ -467,9 +467,30 @@ def test_a_report_damaged_after_the_audit_says_why_on_every_address(open_client,
     assert restarted.get(f"/jobs/{job_id}").status_code == 200  # its page, with Run again and Delete
 
 
-def test_the_front_page_answers_head_as_curl_i_sends_it(client):
-    response = client.head("/")
-    assert response.status_code == 200 and response.headers["content-type"].startswith("text/html")
+def test_every_page_answers_head_as_curl_i_sends_it(client):
+    """HEAD is GET's headers without its body, on every page (FastAPI's routes answer 405 to it)."""
+    job_id = start_job(client)
+    wait_for(client, job_id, "done")
+    for path in ["/", f"/jobs/{job_id}", f"/jobs/{job_id}/report.json", "/api/jobs", "/static/web.css"]:
+        got, head = client.get(path), client.head(path)
+        assert head.status_code == 200 and head.content == b"", path
+        assert head.headers["content-type"] == got.headers["content-type"], path
+        assert head.headers["content-length"] == str(len(got.content)), path
+    assert client.head("/jobs").status_code == 405  # as GET: the form's address takes POST only
+    assert client.head("/jobs/nosuchjob").status_code == 404
+
+
+def test_the_html_download_reads_the_report_once_and_the_page_reuses_it(client, monkeypatch):
+    from contamcheck.report import io as report_io
+
+    job_id = start_job(client, tests=["min-k"], quick="1", limit="30", no_order="1")
+    assert wait_for(client, job_id)["status"] == "done"
+    reads = []
+    read = report_io.read_report
+    monkeypatch.setattr(report_io, "read_report", lambda path: reads.append(path) or read(path))
+    download = client.get(f"/jobs/{job_id}/report.html")
+    assert download.status_code == 200 and len(reads) == 1  # was read twice: checked, then rendered
+    assert client.get(f"/jobs/{job_id}/view").text == download.text and len(reads) == 1
 
 
 def test_a_form_too_large_to_read_and_a_wrong_method_get_pages_not_json(client):
@@ -520,6 +541,26 @@ def test_a_failed_stage_that_starts_again_gets_a_new_clock(tmp_path, monkeypatch
         store.progress(job, "reference: scoring", done, total)
     (stage,) = store.get(job).stages
     assert (stage.done, stage.total, stage.seconds) == (40, 40, 2.0)
+
+
+def test_a_second_wait_for_the_cache_adds_its_seconds_not_the_time_between(tmp_path, monkeypatch):
+    from contamcheck import AuditConfig
+    from contamcheck.evidence.engine import CACHE_WAIT
+    from contamcheck.web import jobs
+    from contamcheck.web.jobs import JobStore
+
+    now = [100.0]
+    monkeypatch.setattr(jobs.time, "monotonic", lambda: now[0])
+    store = JobStore(tmp_path)
+    job = store.create(AuditConfig(model="fake:clean", benchmark="sample"), "sample").id
+    # waited 3 s, worked for a minute, waited 2 s more (the pipeline says a wait as 0/0, its end as 1/1)
+    for at, done, total in [(100, 0, 0), (103, 1, 1), (163, 0, 0), (164, 0, 0), (165, 1, 1)]:
+        now[0] = at
+        store.progress(job, CACHE_WAIT, done, total)
+        if at == 164:
+            assert store.get(job).stages[0].seconds == 4.0  # while it waits
+    (stage,) = store.get(job).stages
+    assert (stage.done, stage.total, stage.seconds) == (1, 1, 5.0)  # was 65 s, from the first wait
 
 
 def test_audits_created_within_one_second_are_listed_newest_first(tmp_path):

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import html
 import json
 import re
 
 import pytest
 from webhelpers import CHEATER, ORIGIN, csrf_token, start_job, submit, wait_for
 
-from contamcheck.web.security import is_loopback_host, same_origin
+from contamcheck.web.security import PAGE_POLICY, is_loopback_host, same_origin
 
 JOB_ROUTE_ID = "20260101-000000-0123abcd"
 
@@ -186,12 +187,40 @@ def test_uploads_over_the_limit_are_refused(open_client, data_dir):
 def test_a_body_far_over_the_limit_is_refused_before_it_is_read(open_client):
     client = open_client(max_upload_bytes=1000)
     token = csrf_token(client)
-    response = client.post(
-        "/jobs",
-        data={"csrf_token": token},
-        files={"benchmark_file": ("big.jsonl", b"x" * 50_000, "application/json")},
-    )
-    assert response.status_code == 413
+    form = {"data": {"csrf_token": token}, "files": {"benchmark_file": ("big.jsonl", b"x" * 2**21, "x")}}
+    response = client.post("/jobs", **form)  # a script: the reason as text
+    assert response.status_code == 413 and response.headers["content-type"].startswith("text/plain")
+    said = "larger than this server's limit of 0.000954 MB:"  # the form's limit, not the body's
+    assert said in response.text and "--max-upload-mb" in response.text
+    # a browser: a page in the UI's style, with the way back
+    page = client.post("/jobs", headers={"accept": "text/html,application/xhtml+xml"}, **form)
+    assert page.status_code == 413 and page.headers["content-type"].startswith("text/html")
+    text = html.unescape(page.text)
+    assert said in text and 'href="/static/web.css"' in text and 'href="/"' in text
+    assert page.headers["content-security-policy"] == PAGE_POLICY
+    assert client.get("/api/jobs").json() == []
+
+
+def test_a_body_over_the_limit_without_its_length_is_refused_as_it_is_read(open_client):
+    """Chunked (no content-length): the limit holds as the body arrives, in the same words."""
+    client = open_client(max_upload_bytes=1000)
+    token = csrf_token(client)
+    boundary = "b0undary"
+    body = (
+        f'--{boundary}\r\nContent-Disposition: form-data; name="csrf_token"\r\n\r\n{token}\r\n'
+        f'--{boundary}\r\nContent-Disposition: form-data; name="benchmark_file"; filename="big.jsonl"'
+        f"\r\nContent-Type: application/json\r\n\r\n{'x' * 2**21}\r\n--{boundary}--\r\n"
+    ).encode()
+
+    def chunks():
+        for start in range(0, len(body), 65536):
+            yield body[start : start + 65536]
+
+    headers = {"content-type": f"multipart/form-data; boundary={boundary}", "accept": "text/html"}
+    response = client.post("/jobs", content=chunks(), headers=headers)
+    assert response.status_code == 413 and response.headers["content-type"].startswith("text/html")
+    assert "larger than this server's limit of 0.000954 MB:" in html.unescape(response.text)
+    assert client.get("/api/jobs").json() == []
 
 
 def test_uploads_are_stored_under_generated_names_inside_the_data_folder(client, data_dir, tmp_path):

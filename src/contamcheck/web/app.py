@@ -126,8 +126,7 @@ def create_app(
 
     app = FastAPI(title="contamcheck", lifespan=lifespan, docs_url=None, redoc_url=None, openapi_url=None)
     app.state.store, app.state.runner, app.state.token = store, runner, token
-    # Two uploads and the form fields.
-    app.add_middleware(LocalOnly, token=token, max_body=2 * max_upload_bytes + 2**20, extra_hosts=[bind_host])
+    app.add_middleware(LocalOnly, token=token, max_upload=max_upload_bytes, extra_hosts=[bind_host])
 
     def page(name: str, status_code: int = 200, **context: Any) -> HTMLResponse:
         html = templates.get_template(name).render(
@@ -186,8 +185,12 @@ def create_app(
         return PlainTextResponse(STALE_TOKEN, status_code=403)
 
     @app.exception_handler(BodyTooLarge)
-    async def too_large(_: Request, exc: Exception) -> Response:
-        return PlainTextResponse(str(exc), status_code=413)
+    async def too_large(request: Request, exc: Exception) -> Response:
+        """A body that went over the limit as it was read (one that said its length is refused
+        before, by LocalOnly, in the same words)."""
+        if request.url.path.startswith("/api/") or "text/html" not in request.headers.get("accept", ""):
+            return PlainTextResponse(str(exc), status_code=413)
+        return page("problem.html.j2", 413, title="The file is too large", message=str(exc), hint=None)
 
     @app.exception_handler(ReportUnreadable)
     async def unreadable(request: Request, exc: Exception) -> Response:
@@ -222,7 +225,7 @@ def create_app(
         response.headers.update(exc.headers or {})  # a 405's Allow
         return response
 
-    @app.api_route("/", methods=["GET", "HEAD"], response_class=HTMLResponse)
+    @app.get("/", response_class=HTMLResponse)  # HEAD too: LocalOnly answers it as GET
     def index(again: str | None = None) -> HTMLResponse:
         values = FormValues()
         source = store.get(again) if again else None
@@ -358,12 +361,15 @@ def create_app(
     def download(job_id: str, kind: str) -> Response:
         if kind not in DOWNLOADS:
             return not_found()
-        report = store.read_report(job_id)
-        if report is None:
-            return not_found()
-        from ..report import to_csv, to_json
+        if kind == "html":  # the page the job shows, rendered once for both
+            text = report_html(job_id) if store.report_path(job_id) else None
+        else:
+            from ..report import to_csv, to_json
 
-        text = to_json(report) if kind == "json" else to_csv(report) if kind == "csv" else report_html(job_id)
+            report = store.read_report(job_id)
+            text = None if report is None else to_json(report) if kind == "json" else to_csv(report)
+        if text is None:
+            return not_found()
         filename = f"contamcheck-{job_id}.{kind}"
         return Response(
             text,

@@ -18,6 +18,7 @@ before the web framework is imported.
 from __future__ import annotations
 
 import hmac
+import html
 import ipaddress
 import secrets
 import socket
@@ -137,14 +138,20 @@ class CsrfToken:
 
 
 class BodyTooLarge(Exception):
-    """A request body went over the server's limit (answered 413)."""
+    """A request body went over the server's limit (answered 413), said as the per-file limit the
+    form shows: the body may hold two files and the form's fields."""
 
-    def __init__(self, limit: int) -> None:
+    def __init__(self, max_upload: int) -> None:
         super().__init__(
-            f"The request is larger than the server's limit of {megabytes(limit)} MB: go back and choose "
-            "a smaller file."
+            f"A chosen file is larger than this server's limit of {megabytes(max_upload)} MB: go back "
+            "and choose a smaller one (contamcheck serve --max-upload-mb sets the limit)."
         )
-        self.limit = limit
+        self.max_upload = max_upload
+
+
+def body_limit(max_upload: int) -> int:
+    """The most a request body may hold: two uploads and the form's fields."""
+    return 2 * max_upload + 2**20
 
 
 Scope = MutableMapping[str, Any]
@@ -163,10 +170,10 @@ class LocalOnly:
     scope: its route refuses it, starting nothing, and shows the form again filled in.
     """
 
-    def __init__(self, app: ASGIApp, *, token: CsrfToken, max_body: int, extra_hosts: Iterable[str] = ()):
+    def __init__(self, app: ASGIApp, *, token: CsrfToken, max_upload: int, extra_hosts: Iterable[str] = ()):
         self.app = app
         self.token = token
-        self.max_body = max_body
+        self.max_upload = max_upload
         self.extra_hosts = frozenset(extra_hosts)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -197,16 +204,26 @@ class LocalOnly:
                 # filled in (a form from before a restart would otherwise lose what was typed)
                 scope[STALE] = True
             length = headers.get("content-length", "")
-            if length.isdigit() and int(length) > self.max_body:
-                await _plain(send, 413, str(BodyTooLarge(self.max_body)))
+            if length.isdigit() and int(length) > body_limit(self.max_upload):
+                refusal = str(BodyTooLarge(self.max_upload))
+                if "text/html" in headers.get("accept", ""):  # a browser's form: a page, not bare text
+                    await _page(send, 413, "The file is too large", refusal)
+                else:
+                    await _plain(send, 413, refusal)
                 return
-            receive = _limited(receive, self.max_body)
+            receive = _limited(receive, self.max_upload)
+
+        head = scope["method"] == "HEAD"
+        if head:  # every page answers HEAD as its GET, headers only (`curl -I`, link checkers)
+            scope = {**scope, "method": "GET"}
 
         async def send_with_headers(message: Message) -> None:
             if message["type"] == "http.response.start":
                 present = {k.lower() for k, _ in message.get("headers", [])}
                 extra = [(k, v) for k, v in SECURITY_HEADERS if k not in present]
                 message["headers"] = [*message.get("headers", []), *extra]
+            elif head and message["type"] == "http.response.body":
+                message = {**message, "body": b""}
             await send(message)
 
         await self.app(scope, receive, send_with_headers)
@@ -236,28 +253,44 @@ def _cookie(header: str, name: str) -> str | None:
     return None
 
 
-def _limited(receive: Receive, limit: int) -> Receive:
+def _limited(receive: Receive, max_upload: int) -> Receive:
     received = 0
 
     async def wrapped() -> Message:
         nonlocal received
         message = await receive()
         received += len(message.get("body", b""))
-        if received > limit:
-            raise BodyTooLarge(limit)
+        if received > body_limit(max_upload):
+            raise BodyTooLarge(max_upload)
         return message
 
     return wrapped
 
 
 async def _plain(send: Send, status: int, text: str) -> None:
-    body = (text + "\n").encode()
+    await _send(send, status, b"text/plain; charset=utf-8", (text + "\n").encode())
+
+
+async def _page(send: Send, status: int, title: str, text: str) -> None:
+    """A refusal as a page in the UI's style, for a browser: the app's templates are not at hand here."""
+    title, text = html.escape(title), html.escape(text)
+    page = (
+        '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
+        f'<title>{title} · contamcheck</title><link rel="stylesheet" href="/static/web.css"></head>'
+        f'<body><main class="wrap"><h1>{title}</h1><p class="error" role="alert">{text}</p>'
+        '<p><a href="/">Back to the audits</a>.</p></main></body></html>\n'
+    )
+    await _send(send, status, b"text/html; charset=utf-8", page.encode())
+
+
+async def _send(send: Send, status: int, content_type: bytes, body: bytes) -> None:
     await send(
         {
             "type": "http.response.start",
             "status": status,
             "headers": [
-                (b"content-type", b"text/plain; charset=utf-8"),
+                (b"content-type", content_type),
                 (b"content-length", str(len(body)).encode()),
                 *SECURITY_HEADERS,
             ],
