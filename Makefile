@@ -46,11 +46,12 @@ demo: $(STAMP)
 
 # Two workers (pytest-xdist): most tests use one core. Each test file runs on one worker, so the
 # tests of a model server start it once (`--dist loadgroup` would not group them under pytest 9.2:
-# pytest-xdist issue 1386).
+# pytest-xdist issue 1386). Files go out in the order tests/conftest.py puts them, longest first
+# (xdist's default would hand out the files with the most tests first).
 TEST_WORKERS ?= 2
 
 test: $(STAMP) $(SERVER_STAMP)
-	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadfile
+	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder
 
 lint: $(STAMP)
 	$(BIN)/ruff check . && $(BIN)/ruff format --check . && $(BIN)/mypy

@@ -7,8 +7,11 @@ leak to the "cheater"; a clean model trained the same way on 30 *other* question
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import os
 import random
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -43,6 +46,31 @@ def pytest_configure(config: pytest.Config) -> None:
         os.sched_setaffinity(0, share)
 
 
+# The longest test files, longest first (seconds on one of two pinned workers, 2026-12-07: 1,115,
+# 442, 168, 139, 75, 70, 63; `bench/suite_timeline.py`). `make test` hands out files in this order, so
+# the longest start first and none starts last on one worker while the other one idles.
+LONGEST_FIRST = (
+    "backends/test_server.py",
+    "test_slow_smollm2.py",
+    "test_experiment_miniature.py",
+    "test_resume.py",
+    "test_public_api.py",
+    "test_end_to_end.py",
+    "stats/test_bulk.py",
+)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    here = Path(__file__).parent
+    rank = {name: place for place, name in enumerate(LONGEST_FIRST)}
+
+    def place(item: pytest.Item) -> int:
+        inside = item.path.is_relative_to(here)
+        return rank.get(item.path.relative_to(here).as_posix(), len(rank)) if inside else len(rank)
+
+    items.sort(key=place)  # stable: the other files keep their order
+
+
 @pytest.fixture(scope="session")
 def tiny_setup(tmp_path_factory: pytest.TempPathFactory) -> TinySetup:
     rows = sample_rows()
@@ -52,20 +80,45 @@ def tiny_setup(tmp_path_factory: pytest.TempPathFactory) -> TinySetup:
     leaked_ids = {row["id"] for row in rng.sample(benchmark_rows, 30)}
     leaked = [row["question"] for row in benchmark_rows if row["id"] in leaked_ids]
     held_out = [row["question"] for row in benchmark_rows if row["id"] not in leaked_ids]
-    root = tmp_path_factory.mktemp("tiny")
-    tokenizer = train_tokenizer([row["question"] for row in rows])
-    cheater = trained_model_folder(root / "cheater", tokenizer, leaked, epochs=EPOCHS)
-    clean = trained_model_folder(
-        root / "clean", tokenizer, [r["question"] for r in other_rows], epochs=EPOCHS
-    )
+    root = _built_once(tmp_path_factory, "tiny")
+    with _lock(root.with_suffix(".lock")):  # one worker trains the models (1.5 min); the other waits
+        if not (root / "built").exists():
+            tokenizer = train_tokenizer([row["question"] for row in rows])
+            trained_model_folder(root / "cheater", tokenizer, leaked, epochs=EPOCHS)
+            trained_model_folder(
+                root / "clean", tokenizer, [r["question"] for r in other_rows], epochs=EPOCHS
+            )
+            write_jsonl(root / "benchmark.jsonl", benchmark_rows)
+            write_jsonl(root / "control.jsonl", control_rows)
+            (root / "built").touch()
     return TinySetup(
-        benchmark=write_jsonl(root / "benchmark.jsonl", benchmark_rows),
-        control=write_jsonl(root / "control.jsonl", control_rows),
+        benchmark=root / "benchmark.jsonl",
+        control=root / "control.jsonl",
         leaked=leaked,
         held_out=held_out,
-        cheater=cheater,
-        clean=clean,
+        cheater=root / "cheater",
+        clean=root / "clean",
     )
+
+
+def _built_once(factory: pytest.TempPathFactory, name: str) -> Path:
+    """A folder for what the session builds, shared by ``make test``'s workers (the run's temporary
+    folder holds one folder per worker); a folder of its own without them."""
+    if not os.environ.get("PYTEST_XDIST_WORKER"):
+        return factory.mktemp(name)
+    root = factory.getbasetemp().parent / name
+    root.mkdir(exist_ok=True)
+    return root
+
+
+@contextlib.contextmanager
+def _lock(path: Path) -> Iterator[None]:
+    with path.open("w") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(held, fcntl.LOCK_UN)
 
 
 @pytest.fixture(autouse=True, scope="session")
