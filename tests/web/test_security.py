@@ -190,7 +190,7 @@ def test_a_body_far_over_the_limit_is_refused_before_it_is_read(open_client):
     form = {"data": {"csrf_token": token}, "files": {"benchmark_file": ("big.jsonl", b"x" * 2**21, "x")}}
     response = client.post("/jobs", **form)  # a script: the reason as text
     assert response.status_code == 413 and response.headers["content-type"].startswith("text/plain")
-    said = "larger than this server's limit of 0.000954 MB:"  # the form's limit, not the body's
+    said = "each chosen file may be up to 0.000954 MB."  # the form's limit, not the body's
     assert said in response.text and "--max-upload-mb" in response.text
     # a browser: a page in the UI's style, with the way back
     page = client.post("/jobs", headers={"accept": "text/html,application/xhtml+xml"}, **form)
@@ -199,6 +199,39 @@ def test_a_body_far_over_the_limit_is_refused_before_it_is_read(open_client):
     assert said in text and 'href="/static/web.css"' in text and 'href="/"' in text
     assert page.headers["content-security-policy"] == PAGE_POLICY
     assert client.get("/api/jobs").json() == []
+
+
+def test_a_head_request_gets_the_gets_headers_and_no_body_from_the_app_or_a_refusal():
+    """Called as the server calls it (TestClient drops a HEAD's body itself, so it can't tell)."""
+    import asyncio
+
+    from contamcheck.web.security import CsrfToken, LocalOnly
+
+    seen_methods = []
+
+    async def app(scope, receive, send):
+        seen_methods.append(scope["method"])
+        await send({"type": "http.response.start", "status": 200, "headers": [(b"content-length", b"5")]})
+        await send({"type": "http.response.body", "body": b"hello"})
+
+    def head(host: str) -> list[dict]:
+        sent: list[dict] = []
+
+        async def send(message):
+            sent.append(message)
+
+        async def receive():
+            return {"type": "http.request", "body": b"", "more_body": False}
+
+        scope = {"type": "http", "method": "HEAD", "path": "/", "headers": [(b"host", host.encode())]}
+        asyncio.run(LocalOnly(app, token=CsrfToken(), max_upload=1000)(scope, receive, send))
+        return sent
+
+    start, body = head("127.0.0.1:8000")
+    assert seen_methods == ["GET"] and start["status"] == 200 and body["body"] == b""
+    assert (b"content-length", b"5") in start["headers"]  # the GET's length
+    start, body = head("evil.example")  # refused before the app: no body either
+    assert start["status"] == 400 and body["body"] == b"" and seen_methods == ["GET"]
 
 
 def test_a_body_over_the_limit_without_its_length_is_refused_as_it_is_read(open_client):
@@ -219,7 +252,7 @@ def test_a_body_over_the_limit_without_its_length_is_refused_as_it_is_read(open_
     headers = {"content-type": f"multipart/form-data; boundary={boundary}", "accept": "text/html"}
     response = client.post("/jobs", content=chunks(), headers=headers)
     assert response.status_code == 413 and response.headers["content-type"].startswith("text/html")
-    assert "larger than this server's limit of 0.000954 MB:" in html.unescape(response.text)
+    assert "each chosen file may be up to 0.000954 MB." in html.unescape(response.text)
     assert client.get("/api/jobs").json() == []
 
 

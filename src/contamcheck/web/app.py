@@ -15,6 +15,8 @@ Endpoints::
     POST /jobs/<id>/cancel | /rerun | /delete
     GET  /api/jobs, /api/jobs/<id>  status as JSON (the progress view polls it)
     DELETE /api/jobs/<id>
+
+Every GET answers HEAD as well (headers only: ``security.LocalOnly``).
 """
 
 from __future__ import annotations
@@ -67,6 +69,7 @@ from .security import (
     BodyTooLarge,
     CsrfToken,
     LocalOnly,
+    wants_page,
 )
 
 DEFAULT_MAX_UPLOAD_MB = 25
@@ -188,9 +191,9 @@ def create_app(
     async def too_large(request: Request, exc: Exception) -> Response:
         """A body that went over the limit as it was read (one that said its length is refused
         before, by LocalOnly, in the same words)."""
-        if request.url.path.startswith("/api/") or "text/html" not in request.headers.get("accept", ""):
-            return PlainTextResponse(str(exc), status_code=413)
-        return page("problem.html.j2", 413, title="The file is too large", message=str(exc), hint=None)
+        if wants_page(request.url.path, request.headers.get("accept")):
+            return page("problem.html.j2", 413, title="The file is too large", message=str(exc), hint=None)
+        return PlainTextResponse(str(exc), status_code=413)
 
     @app.exception_handler(ReportUnreadable)
     async def unreadable(request: Request, exc: Exception) -> Response:

@@ -330,7 +330,7 @@ class JobStore:
                 self._stage_clock.pop((job_id, label), None)  # a failed step starting again: a new clock
             elif known is not None and 0 < known.total <= known.done and done == 0 and total != FAILED:
                 # a finished step starting again (a second wait for the cache): its seconds add up,
-                # without the time between
+                # without the time between (after a failed one, a new clock, as above)
                 self._stage_clock[(job_id, label)] = time.monotonic() - known.seconds
             started = self._stage_clock.setdefault((job_id, label), time.monotonic())
             seconds = round(time.monotonic() - started, 1)

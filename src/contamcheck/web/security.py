@@ -143,8 +143,9 @@ class BodyTooLarge(Exception):
 
     def __init__(self, max_upload: int) -> None:
         super().__init__(
-            f"A chosen file is larger than this server's limit of {megabytes(max_upload)} MB: go back "
-            "and choose a smaller one (contamcheck serve --max-upload-mb sets the limit)."
+            f"The form is larger than this server accepts: each chosen file may be up to "
+            f"{megabytes(max_upload)} MB. Go back and choose a smaller one (contamcheck serve "
+            "--max-upload-mb sets the limit)."
         )
         self.max_upload = max_upload
 
@@ -182,6 +183,8 @@ class LocalOnly:
             return
         if scope["type"] != "http":  # no websockets here
             return
+        if scope["method"] == "HEAD":  # every address answers HEAD as its GET, headers only (`curl -I`)
+            scope, send = {**scope, "method": "GET"}, _without_body(send)
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
         host = headers.get("host")
         if not is_loopback_host(host, self.extra_hosts):
@@ -206,24 +209,18 @@ class LocalOnly:
             length = headers.get("content-length", "")
             if length.isdigit() and int(length) > body_limit(self.max_upload):
                 refusal = str(BodyTooLarge(self.max_upload))
-                if "text/html" in headers.get("accept", ""):  # a browser's form: a page, not bare text
+                if wants_page(scope["path"], headers.get("accept")):  # a browser's form: not bare text
                     await _page(send, 413, "The file is too large", refusal)
                 else:
                     await _plain(send, 413, refusal)
                 return
             receive = _limited(receive, self.max_upload)
 
-        head = scope["method"] == "HEAD"
-        if head:  # every page answers HEAD as its GET, headers only (`curl -I`, link checkers)
-            scope = {**scope, "method": "GET"}
-
         async def send_with_headers(message: Message) -> None:
             if message["type"] == "http.response.start":
                 present = {k.lower() for k, _ in message.get("headers", [])}
                 extra = [(k, v) for k, v in SECURITY_HEADERS if k not in present]
                 message["headers"] = [*message.get("headers", []), *extra]
-            elif head and message["type"] == "http.response.body":
-                message = {**message, "body": b""}
             await send(message)
 
         await self.app(scope, receive, send_with_headers)
@@ -253,6 +250,22 @@ def _cookie(header: str, name: str) -> str | None:
     return None
 
 
+def wants_page(path: str, accept: str | None) -> bool:
+    """Whether a refusal is a page (a browser, outside the API) rather than text or JSON."""
+    return not path.startswith("/api/") and "text/html" in (accept or "")
+
+
+def _without_body(send: Send) -> Send:
+    """``send`` for a HEAD request: the GET's headers (its content-length too), no body."""
+
+    async def headers_only(message: Message) -> None:
+        if message["type"] == "http.response.body":
+            message = {**message, "body": b""}
+        await send(message)
+
+    return headers_only
+
+
 def _limited(receive: Receive, max_upload: int) -> Receive:
     received = 0
 
@@ -277,7 +290,9 @@ async def _page(send: Send, status: int, title: str, text: str) -> None:
     page = (
         '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
-        f'<title>{title} · contamcheck</title><link rel="stylesheet" href="/static/web.css"></head>'
+        f"<title>{title} · contamcheck</title>"
+        '<link rel="icon" href="/static/favicon.svg" type="image/svg+xml">'
+        '<link rel="stylesheet" href="/static/web.css"></head>'
         f'<body><main class="wrap"><h1>{title}</h1><p class="error" role="alert">{text}</p>'
         '<p><a href="/">Back to the audits</a>.</p></main></body></html>\n'
     )
