@@ -163,6 +163,10 @@ def create_app(
     rendered: OrderedDict[str, tuple[tuple[int, int, int] | None, str]] = OrderedDict()
 
     def report_html(job_id: str) -> str | None:
+        """The report of a finished job as the page shows it and the download holds it; None when
+        the job has none (not finished, deleted)."""
+        if store.report_path(job_id) is None:  # before the kept rendering: a deleted job has none
+            return None
         with render_lock:
             identity = store.report_identity(job_id)  # a file changed since is read and checked again
             if job_id not in rendered or rendered[job_id][0] != identity:
@@ -353,7 +357,7 @@ def create_app(
 
     @app.get("/jobs/{job_id}/view", response_class=HTMLResponse)
     def report_view(job_id: str) -> Response:
-        html = report_html(job_id) if store.report_path(job_id) else None
+        html = report_html(job_id)
         if html is None:
             return not_found()
         response = HTMLResponse(html)
@@ -365,7 +369,7 @@ def create_app(
         if kind not in DOWNLOADS:
             return not_found()
         if kind == "html":  # the page the job shows, rendered once for both
-            text = report_html(job_id) if store.report_path(job_id) else None
+            text = report_html(job_id)
         else:
             from ..report import to_csv, to_json
 
