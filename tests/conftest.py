@@ -101,6 +101,16 @@ def tiny_setup(tmp_path_factory: pytest.TempPathFactory) -> TinySetup:
     )
 
 
+@pytest.fixture(scope="session")
+def smollm2_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A cache folder holding the packaged SmolLM2's GGUF dequantised, made once and shared by the
+    session's workers: each dequantisation took 40-50 s, and the server tests alone made six
+    (`servers.sharing_smollm2` puts it in another cache folder, `servers.served_copy` serves it)."""
+    root = _built_once(tmp_path_factory, "smollm2-cache")
+    with _lock(root.with_suffix(".lock")):
+        return servers.dequantised_once(root)
+
+
 def _built_once(factory: pytest.TempPathFactory, name: str) -> Path:
     """A folder for what the session builds, shared by ``make test``'s workers (the run's temporary
     folder holds one folder per worker); a folder of its own without them."""
@@ -132,9 +142,9 @@ def _private_evidence_cache(tmp_path_factory: pytest.TempPathFactory):
 
 
 @pytest.fixture(scope="session")
-def vllm_server(tmp_path_factory: pytest.TempPathFactory):
+def vllm_server(tmp_path_factory: pytest.TempPathFactory, smollm2_cache: Path):
     """The API root of vLLM's server on SmolLM2 (tests/servers.py), started once per session."""
-    yield from servers.vllm_server(tmp_path_factory)
+    yield from servers.vllm_server(tmp_path_factory, smollm2_cache)
 
 
 @pytest.fixture(scope="session")

@@ -6,6 +6,7 @@ import json
 
 import numpy as np
 import pytest
+from servers import sharing_smollm2
 
 from contamcheck.backends import ModelOptions, load_model
 from contamcheck.cli import main
@@ -15,8 +16,8 @@ MODEL = "pkg:smollm2-135m-instruct"
 
 
 @pytest.fixture(scope="module")
-def smollm2():
-    return load_model(MODEL, ModelOptions(device="cpu", threads=2))
+def smollm2(smollm2_cache):
+    return load_model(MODEL, ModelOptions(device="cpu", threads=2, cache_dir=smollm2_cache))
 
 
 def test_real_model_scores_and_generates(smollm2):
@@ -31,9 +32,10 @@ def test_real_model_scores_and_generates(smollm2):
     assert plain[0].strip() and chat[0].strip()
 
 
-def test_questions_written_after_its_training_are_not_called_contaminated(capsys):
+def test_questions_written_after_its_training_are_not_called_contaminated(smollm2_cache, tmp_path, capsys):
     # The bundled sample was written for contamcheck in 2026, after SmolLM2's release (2024).
-    code = main([MODEL, "sample", "-n", "40", "--threads", "2", "--json"])
+    cache = str(sharing_smollm2(tmp_path, smollm2_cache))
+    code = main([MODEL, "sample", "-n", "40", "--threads", "2", "--json", "--cache", cache])
     report = json.loads(capsys.readouterr().out)
     assert code in (0, 4)
     assert report["verdict"]["code"] not in ("likely",)
@@ -61,7 +63,7 @@ def test_the_converted_copy_of_a_gguf_gives_identical_numbers(tmp_path):
     )
 
 
-def test_the_experiments_fine_tune_the_packaged_base_they_name(tmp_path):
+def test_the_experiments_fine_tune_the_packaged_base_they_name(smollm2_cache, tmp_path):
     # contaminate.py once took the first folder in the cache's converted/, whichever model it held
     import sys
     from pathlib import Path
@@ -73,6 +75,7 @@ def test_the_experiments_fine_tune_the_packaged_base_they_name(tmp_path):
     for decoy in decoys:  # the order a folder lists them in is the filesystem's: several, to be sure
         decoy.mkdir(parents=True)
         (decoy / "config.json").write_text('{"model_type": "gemma3_text"}')
+    sharing_smollm2(tmp_path, smollm2_cache)  # the base's own copy among them, as load_base makes it
     model, tokenizer, location = load_base(MODEL, tmp_path)
     assert Path(location).parent == tmp_path / "converted" and Path(location) not in decoys
     assert model.config.model_type == "llama" and 130e6 < model.num_parameters() < 140e6

@@ -246,8 +246,8 @@ def test_tests_that_cannot_run_on_a_server_alone_are_refused_at_once(recorded, c
 
 
 @pytest.fixture(scope="module")
-def in_process():
-    return load_model(MODEL, ModelOptions(device="cpu", threads=2))
+def in_process(smollm2_cache):
+    return load_model(MODEL, ModelOptions(device="cpu", threads=2, cache_dir=smollm2_cache))
 
 
 TEXTS = [
@@ -315,11 +315,15 @@ def test_a_prompt_that_leaves_too_little_of_the_window_is_cut_as_in_process(
 
 
 @pytest.mark.slow
-def test_an_audit_through_the_server_reads_as_in_process(vllm_server, tmp_path, capsys):
+def test_an_audit_through_the_server_reads_as_in_process(vllm_server, smollm2_cache, tmp_path, capsys):
     args = ["sample", "-n", "24", "--reference", "none", "--tests", "min-k,min-k++,zlib,completion", "--json"]
-    assert main([f"openai:{vllm_server}", *args, "--cache", str(tmp_path)]) in (0, 4)
+    served_cache, local_cache = (
+        tmp_path / "served",
+        servers.sharing_smollm2(tmp_path / "local", smollm2_cache),
+    )
+    assert main([f"openai:{vllm_server}", *args, "--cache", str(served_cache)]) in (0, 4)
     remote = json.loads(capsys.readouterr().out)
-    assert main([MODEL, *args, "--no-cache", "--threads", "2"]) in (0, 4)
+    assert main([MODEL, *args, "--cache", str(local_cache), "--threads", "2"]) in (0, 4)
     local = json.loads(capsys.readouterr().out)
     assert remote["model"]["backend"] == "openai" and remote["verdict"]["code"] == local["verdict"]["code"]
     local_tests = {t["name"]: t for t in local["tests"]}
@@ -330,15 +334,18 @@ def test_an_audit_through_the_server_reads_as_in_process(vllm_server, tmp_path, 
         assert test["n_flagged"] == local_tests[test["name"]]["n_flagged"], test["name"]
         assert test["p_value"] == pytest.approx(local_tests[test["name"]]["p_value"], abs=0.02)
     # The same audit again is answered from the cache: only the fingerprint's probe is sent.
-    assert main([f"openai:{vllm_server}", *args, "--cache", str(tmp_path)]) in (0, 4)
+    assert main([f"openai:{vllm_server}", *args, "--cache", str(served_cache)]) in (0, 4)
     warm = json.loads(capsys.readouterr().out)
     assert warm["run"]["evidence"]["model"]["computed"] == 0 and warm["tests"] == remote["tests"]
 
 
 @pytest.mark.slow
-def test_the_model_behind_a_server_as_its_own_reference_is_refused(vllm_server, tmp_path, capsys):
+def test_the_model_behind_a_server_as_its_own_reference_is_refused(
+    vllm_server, smollm2_cache, tmp_path, capsys
+):
     # The same weights in-process and served: another identity, the same numbers (to 1e-5 nats).
-    args = [MODEL, "sample", "-n", "24", "--tests", "min-k,zlib", "--threads", "2", "--cache", str(tmp_path)]
+    cache = str(servers.sharing_smollm2(tmp_path, smollm2_cache))
+    args = [MODEL, "sample", "-n", "24", "--tests", "min-k,zlib", "--threads", "2", "--cache", cache]
     assert main([*args, "--reference", f"openai:{vllm_server}"]) == 2
     err = capsys.readouterr().err
     assert (
@@ -374,19 +381,21 @@ def test_the_readmes_lines_for_a_served_model_run(
 
 
 @pytest.fixture(scope="module")
-def base_vllm_server(tmp_path_factory):
+def base_vllm_server(tmp_path_factory, smollm2_cache):
     """vLLM on SmolLM2 with its chat template taken away, as a base model is served."""
-    yield from servers.vllm_server(tmp_path_factory, base_model=True)
+    yield from servers.vllm_server(tmp_path_factory, smollm2_cache, base_model=True)
 
 
 @pytest.mark.slow
-def test_a_server_without_a_chat_template_gets_raw_text_as_in_process(base_vllm_server):
+def test_a_server_without_a_chat_template_gets_raw_text_as_in_process(
+    base_vllm_server, in_process, monkeypatch
+):
     """vLLM refuses a chat request for a model without a template (HTTP 400); the guided test's
     prompts then go as raw text, as in-process generation does for such a model."""
     served = load_model(f"openai:{base_vllm_server}")
-    local = load_model(MODEL, ModelOptions(device="cpu", threads=2))
+    local = in_process
     assert isinstance(local, HFModel)
-    local.tokenizer.chat_template = None  # the tokenizer the server was given
+    monkeypatch.setattr(local.tokenizer, "chat_template", None)  # the tokenizer the server was given
     prompts, budgets = ["Say hi.", "Name a colour:"], [6, 6]
     chat = served.generate(prompts, budgets, chat=True)
     assert isinstance(served, ServerModel) and not served._chat  # asked once, told, not asked again
