@@ -46,16 +46,19 @@ def pytest_configure(config: pytest.Config) -> None:
         os.sched_setaffinity(0, share)
 
 
-# The longest test files, longest first (seconds on one of two pinned workers, 2026-12-07: 1,115,
-# 442, 168, 139, 75, 70, 63; `bench/suite_timeline.py`). `make test` hands out files in this order, so
-# the longest start first and none starts last on one worker while the other one idles.
+# The longest test files, longest first (seconds on one of two pinned workers, 2026-12-07, with
+# SmolLM2 dequantised once: 883, 379, 127, 111, 93, 71, 67, 50, 49; `bench/suite_timeline.py`). `make
+# test` hands out files in this order, so the longest start first and none starts last on one worker
+# while the other one idles (the web jobs' file did, 93 s, before it was listed here).
 LONGEST_FIRST = (
     "backends/test_server.py",
     "test_slow_smollm2.py",
     "test_experiment_miniature.py",
     "test_resume.py",
-    "test_public_api.py",
+    "web/test_jobs.py",
     "test_end_to_end.py",
+    "cli/test_cli.py",
+    "web/test_browser.py",
     "stats/test_bulk.py",
 )
 
