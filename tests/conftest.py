@@ -145,9 +145,10 @@ def _private_evidence_cache(tmp_path_factory: pytest.TempPathFactory):
 
 
 @pytest.fixture(scope="session")
-def vllm_server(tmp_path_factory: pytest.TempPathFactory, smollm2_cache: Path):
+def vllm_server(tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest):
     """The API root of vLLM's server on SmolLM2 (tests/servers.py), started once per session."""
-    yield from servers.vllm_server(tmp_path_factory, smollm2_cache)
+    servers.require_servers()  # before SmolLM2 is dequantised (40-50 s): a skip takes no time
+    yield from servers.vllm_server(tmp_path_factory, request.getfixturevalue("smollm2_cache"))
 
 
 @pytest.fixture(scope="session")

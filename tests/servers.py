@@ -10,6 +10,7 @@ must run. ``conftest.py`` makes the two session fixtures.
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import os
 import shutil
@@ -88,14 +89,20 @@ def stop(server: subprocess.Popen) -> None:
         server.wait()
 
 
+@functools.cache
+def _smollm2_identity() -> str | None:
+    from contamcheck.backends.hf import describe
+    from contamcheck.evidence import MemoryStore
+
+    return describe(MODEL, ModelOptions(device="cpu"), MemoryStore().file_digest).identity
+
+
 def smollm2_copy(cache: Path) -> Path:
     """Where the cache folder ``cache`` keeps SmolLM2's GGUF dequantised (what an audit loads)."""
-    from contamcheck.backends.hf import converted_copy, describe, resolve_source
-    from contamcheck.evidence import MemoryStore
+    from contamcheck.backends.hf import converted_copy, resolve_source
     from contamcheck.evidence.cache import CONVERTED_DIR
 
-    identity = describe(MODEL, ModelOptions(device="cpu"), MemoryStore().file_digest).identity
-    copy = converted_copy(resolve_source(MODEL), identity, cache / CONVERTED_DIR)
+    copy = converted_copy(resolve_source(MODEL), _smollm2_identity(), cache / CONVERTED_DIR)
     assert copy is not None, "a packaged model is a GGUF"
     return copy
 
@@ -105,7 +112,8 @@ def dequantised_once(cache: Path) -> Path:
     if not (smollm2_copy(cache) / "config.json").is_file():
         from contamcheck.backends import load_model
 
-        load_model(MODEL, ModelOptions(device="cpu", cache_dir=cache))  # dequantises, keeps the copy
+        model = load_model(MODEL, ModelOptions(device="cpu", cache_dir=cache))  # dequantises, keeps it
+        assert (smollm2_copy(cache) / "config.json").is_file(), f"not kept: {getattr(model, 'notes', None)}"
     return cache
 
 
@@ -125,7 +133,10 @@ def served_copy(shared: Path, into: Path) -> Path:
     of its own under ``into`` (its weights linked, not copied; the rest copied, to be changed)."""
 
     def link_weights(source: str, target: str) -> None:
-        (os.link if source.endswith(".safetensors") else shutil.copy2)(source, target)
+        if source.endswith(".safetensors"):
+            with contextlib.suppress(OSError):  # a file system without hard links: copied
+                return os.link(source, target)
+        shutil.copy2(source, target)
 
     folder = into / "smollm2"
     shutil.copytree(smollm2_copy(shared), folder, copy_function=link_weights)
@@ -146,9 +157,9 @@ def without_chat_template(folder: Path) -> Path:
 def vllm_server(
     tmp_path_factory: pytest.TempPathFactory, smollm2_cache: Path, base_model: bool = False
 ) -> Iterator[str]:
-    """vLLM's OpenAI-compatible server on SmolLM2, from the folder contamcheck converts its GGUF to
-    (the one in the cache folder ``smollm2_cache``); ``base_model`` serves it without its chat
-    template, as a base model is."""
+    """vLLM's OpenAI-compatible server on SmolLM2, from a copy of the folder contamcheck converts its
+    GGUF to (the one in the cache folder ``smollm2_cache``: ``served_copy``); ``base_model`` serves
+    it without its chat template, as a base model is."""
     require_servers()
     folder = served_copy(smollm2_cache, tmp_path_factory.mktemp("served"))
     if base_model:

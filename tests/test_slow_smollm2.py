@@ -75,7 +75,9 @@ def test_the_experiments_fine_tune_the_packaged_base_they_name(smollm2_cache, tm
     for decoy in decoys:  # the order a folder lists them in is the filesystem's: several, to be sure
         decoy.mkdir(parents=True)
         (decoy / "config.json").write_text('{"model_type": "gemma3_text"}')
-    sharing_smollm2(tmp_path, smollm2_cache)  # the base's own copy among them, as load_base makes it
+    # the base's own copy among them, where load_base would make it: linked, not made (40-50 s); its
+    # making is tested above, and load_base's branch that makes it runs only in the experiments
+    sharing_smollm2(tmp_path, smollm2_cache)
     model, tokenizer, location = load_base(MODEL, tmp_path)
     assert Path(location).parent == tmp_path / "converted" and Path(location) not in decoys
     assert model.config.model_type == "llama" and 130e6 < model.num_parameters() < 140e6

@@ -317,10 +317,8 @@ def test_a_prompt_that_leaves_too_little_of_the_window_is_cut_as_in_process(
 @pytest.mark.slow
 def test_an_audit_through_the_server_reads_as_in_process(vllm_server, smollm2_cache, tmp_path, capsys):
     args = ["sample", "-n", "24", "--reference", "none", "--tests", "min-k,min-k++,zlib,completion", "--json"]
-    served_cache, local_cache = (
-        tmp_path / "served",
-        servers.sharing_smollm2(tmp_path / "local", smollm2_cache),
-    )
+    served_cache = tmp_path / "served"
+    local_cache = servers.sharing_smollm2(tmp_path / "local", smollm2_cache)
     assert main([f"openai:{vllm_server}", *args, "--cache", str(served_cache)]) in (0, 4)
     remote = json.loads(capsys.readouterr().out)
     assert main([MODEL, *args, "--cache", str(local_cache), "--threads", "2"]) in (0, 4)
@@ -381,19 +379,20 @@ def test_the_readmes_lines_for_a_served_model_run(
 
 
 @pytest.fixture(scope="module")
-def base_vllm_server(tmp_path_factory, smollm2_cache):
+def base_vllm_server(tmp_path_factory, request):
     """vLLM on SmolLM2 with its chat template taken away, as a base model is served."""
-    yield from servers.vllm_server(tmp_path_factory, smollm2_cache, base_model=True)
+    servers.require_servers()  # before SmolLM2 is dequantised (40-50 s): a skip takes no time
+    yield from servers.vllm_server(
+        tmp_path_factory, request.getfixturevalue("smollm2_cache"), base_model=True
+    )
 
 
 @pytest.mark.slow
-def test_a_server_without_a_chat_template_gets_raw_text_as_in_process(
-    base_vllm_server, in_process, monkeypatch
-):
+def test_a_server_without_a_chat_template_gets_raw_text_as_in_process(base_vllm_server, request, monkeypatch):
     """vLLM refuses a chat request for a model without a template (HTTP 400); the guided test's
     prompts then go as raw text, as in-process generation does for such a model."""
     served = load_model(f"openai:{base_vllm_server}")
-    local = in_process
+    local = request.getfixturevalue("in_process")  # once the server is up (a skip first)
     assert isinstance(local, HFModel)
     monkeypatch.setattr(local.tokenizer, "chat_template", None)  # the tokenizer the server was given
     prompts, budgets = ["Say hi.", "Name a colour:"], [6, 6]
