@@ -83,8 +83,7 @@ def tiny_setup(tmp_path_factory: pytest.TempPathFactory) -> TinySetup:
     leaked_ids = {row["id"] for row in rng.sample(benchmark_rows, 30)}
     leaked = [row["question"] for row in benchmark_rows if row["id"] in leaked_ids]
     held_out = [row["question"] for row in benchmark_rows if row["id"] not in leaked_ids]
-    root = _built_once(tmp_path_factory, "tiny")
-    with _lock(root.with_suffix(".lock")):  # one worker trains the models (1.5 min); the other waits
+    with _built_once(tmp_path_factory, "tiny") as root:  # one worker trains them (1.5 min)
         if not (root / "built").exists():
             tokenizer = train_tokenizer([row["question"] for row in rows])
             trained_model_folder(root / "cheater", tokenizer, leaked, epochs=EPOCHS)
@@ -109,27 +108,24 @@ def smollm2_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A cache folder holding the packaged SmolLM2's GGUF dequantised, made once and shared by the
     session's workers: each dequantisation took 40-50 s, and the server tests alone made six
     (`servers.sharing_smollm2` puts it in another cache folder, `servers.served_copy` serves it)."""
-    root = _built_once(tmp_path_factory, "smollm2-cache")
-    with _lock(root.with_suffix(".lock")):
+    with _built_once(tmp_path_factory, "smollm2-cache") as root:
         return servers.dequantised_once(root)
 
 
-def _built_once(factory: pytest.TempPathFactory, name: str) -> Path:
+@contextlib.contextmanager
+def _built_once(factory: pytest.TempPathFactory, name: str) -> Iterator[Path]:
     """A folder for what the session builds, shared by ``make test``'s workers (the run's temporary
-    folder holds one folder per worker); a folder of its own without them."""
+    folder holds one folder per worker), held under a file lock while the block runs: the first
+    worker builds, the other waits and finds it built. A folder of its own without workers."""
     if not os.environ.get("PYTEST_XDIST_WORKER"):
-        return factory.mktemp(name)
+        yield factory.mktemp(name)
+        return
     root = factory.getbasetemp().parent / name
     root.mkdir(exist_ok=True)
-    return root
-
-
-@contextlib.contextmanager
-def _lock(path: Path) -> Iterator[None]:
-    with path.open("w") as held:
+    with root.with_suffix(".lock").open("w") as held:
         fcntl.flock(held, fcntl.LOCK_EX)
         try:
-            yield
+            yield root
         finally:
             fcntl.flock(held, fcntl.LOCK_UN)
 
