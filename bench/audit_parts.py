@@ -8,17 +8,21 @@ from typing import Any
 MODEL = "pkg:smollm2-135m-instruct"
 
 
-def model_and_plan(benchmark: str, limit: int, threads: int, cache_dir: Path) -> tuple[Any, Any]:
-    """The model (``HFModel``, torch limited to ``threads``) and the plan of the default audit
-    without a reference; ``cache_dir`` holds the dequantised model copy."""
+def model_and_plan(
+    benchmark: str, limit: int, threads: int, cache_dir: Path, model_spec: str = MODEL
+) -> tuple[Any, Any]:
+    """The model (``HFModel``, torch limited to ``threads``; SmolLM2 unless told) and the plan of
+    the default audit without a reference; ``cache_dir`` holds the dequantised model copy."""
     from contamcheck.backends import ModelOptions, describe_model, load_model
     from contamcheck.config import AuditConfig
     from contamcheck.evidence import MemoryStore
     from contamcheck.pipeline import plan_audit
 
     options = ModelOptions(device="cpu", threads=threads, cache_dir=cache_dir)
-    model = load_model(MODEL, options, describe_model(MODEL, options, MemoryStore().file_digest))
-    config = AuditConfig(model=MODEL, benchmark=benchmark, limit=limit, reference="none", threads=threads)
+    model = load_model(model_spec, options, describe_model(model_spec, options, MemoryStore().file_digest))
+    config = AuditConfig(
+        model=model_spec, benchmark=benchmark, limit=limit, reference="none", threads=threads
+    )
     return model, plan_audit(config)
 
 

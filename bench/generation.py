@@ -11,7 +11,11 @@ multiple of the default:
 
 DIR is a folder for the dequantised model copy (an audit's cache folder works). First it prints
 how the backend splits each engine batch of the audit's size to fit its cache budget (progress is
-reported after each part); ``--parts-only`` stops there.
+reported after each part), and how many parts share a beginning that, with a row and its new tokens,
+would outgrow the model's attention window (those run unshared: ``HFModel._prefill``);
+``--parts-only`` stops there. ``--model`` audits another model than SmolLM2:
+
+    python bench/generation.py humaneval --limit 164 --model pkg:gemma-3-270m --cache DIR --parts-only
 """
 
 from __future__ import annotations
@@ -21,7 +25,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from audit_parts import model_and_plan, requests_of
+from audit_parts import MODEL, model_and_plan, requests_of
 
 from contamcheck.pipeline.handles import CPU_BATCH_SIZE, GENERATION_BATCH_FACTOR
 
@@ -37,6 +41,7 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--cache", type=Path, required=True, help="folder for the dequantised model copy")
     parser.add_argument("--variants", default="16:0:1,16:1:1,64:0:1,64:1:1,64:1:2")
+    parser.add_argument("--model", default=MODEL, help="the model to audit (default: %(default)s)")
     parser.add_argument(
         "--parts-only", action="store_true", help="print how the backend splits each batch, time nothing"
     )
@@ -48,7 +53,7 @@ def main() -> None:
     from contamcheck.evidence import plan_batches
     from contamcheck.evidence.engine import _run
 
-    model, plan = model_and_plan(args.benchmark, args.limit, args.threads, args.cache)
+    model, plan = model_and_plan(args.benchmark, args.limit, args.threads, args.cache, args.model)
     requests = requests_of(plan, "generate")
     for chat in (False, True):
         group = [r for r in requests if r.chat == chat]
@@ -64,18 +69,28 @@ def main() -> None:
         print(f"{'chat' if chat else 'plain'} prompts: {len(group)}; alike: {'; '.join(shared) or 'none'}")
     default_budget = model.cache_token_budget
     parts = []  # how the backend splits each engine batch of the default size: one progress report each
+    sharing, past_window = 0, 0  # parts that share a beginning; of them, those that outgrow the window
     for batch in plan_batches(requests, GENERATION_BATCH):
         parts.append([])
         for chat in sorted({r.chat for r in batch}):  # as the engine runs it (evidence.engine._run)
             group = [r for r in batch if r.chat == chat]
             indices, limits = list(range(len(group))), [r.max_new_tokens for r in group]
             encoded = model._encode_prompts([r.prompt for r in group], chat)
-            split = model._generation_batches(indices, encoded, limits)
+            split = list(model._generation_batches(indices, encoded, limits))
             parts[-1].extend(len(part) for part in split)
+            for part in split:
+                if hf._shared_length([encoded[i] for i in part]):
+                    sharing += 1
+                    longest = max(len(encoded[i]) + limits[i] for i in part)
+                    past_window += bool(model.attention_window and longest > model.attention_window)
     sizes = [size for batch in parts for size in batch]
     print(
         f"engine batches of {GENERATION_BATCH}: {len(parts)}, split by the backend into {len(sizes)} parts "
         f"of {min(sizes)}-{max(sizes)} prompts (median {int(np.median(sizes))}): {parts}"
+    )
+    print(
+        f"parts that share a beginning: {sharing}; of them past the model's attention window "
+        f"({model.attention_window or 'none'} tokens), so run unshared: {past_window}"
     )
     if args.parts_only:
         return

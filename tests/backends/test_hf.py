@@ -263,6 +263,87 @@ def test_a_shared_prompt_beginning_is_prefilled_once_with_the_same_tokens(tiny, 
     assert [tiny._greedy([e], [n], None, torch)[0] for e, n in zip(encoded, limits, strict=True)] == shared
 
 
+def tiny_windowed(tokenizer, folder: Path, window: int) -> HFModel:
+    """A tiny Gemma-3 (random weights): a layer that sees only the last ``window`` tokens, then a full one."""
+    from transformers import AutoModelForCausalLM, Gemma3TextConfig
+
+    torch.manual_seed(0)
+    config = Gemma3TextConfig(
+        vocab_size=len(tokenizer),
+        hidden_size=64,
+        intermediate_size=128,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        head_dim=16,
+        max_position_embeddings=512,
+        sliding_window=window,
+        layer_types=["sliding_attention", "full_attention"],
+        eos_token_id=tokenizer.eos_token_id,
+        pad_token_id=tokenizer.pad_token_id,
+        bos_token_id=tokenizer.eos_token_id,
+    )
+    AutoModelForCausalLM.from_config(config).save_pretrained(folder)
+    tokenizer.save_pretrained(folder)
+    return HFModel.load(str(folder), device="cpu")
+
+
+def forward_widths(model: HFModel, monkeypatch) -> list:
+    """The shape of each forward pass's input ids, from now on."""
+    widths: list = []
+    forward = model.model.forward
+    monkeypatch.setattr(
+        model.model, "forward", lambda **k: widths.append(k["input_ids"].shape) or forward(**k)
+    )
+    return widths
+
+
+def test_a_window_of_last_tokens_keeps_each_row_as_alone(tokenizer, tmp_path, monkeypatch):
+    """Gemma's sliding window counts cache slots, padding included: a row padded after a shared
+    beginning saw fewer of its own tokens and generated other tokens than alone (7 of 12 rows of a
+    tiny Gemma-2 did). Where a row could outgrow the window, nothing is shared."""
+    import torch
+
+    head = "A baker sells 48 loaves on Monday and 35 on Tuesday. How many minutes are there in"
+    tails = [" 3.5 hours?", " a day? And how many in 3.5 hours? " * 3, " def add(a, b):\n    return a + b"]
+    encoded = [tokenizer(head + tail)["input_ids"] for tail in tails]
+    shared = hf._shared_length(encoded)
+    assert shared >= hf.SHARED_PREFIX_MIN and max(map(len, encoded)) - min(map(len, encoded)) > 16
+    limits = [12, 12, 12]
+    narrow = tiny_windowed(tokenizer, tmp_path / "narrow", window=16)
+    assert narrow.attention_window == 16
+    alone = [narrow._greedy([e], [n], None, torch)[0] for e, n in zip(encoded, limits, strict=True)]
+    widths = []
+    forward = narrow.model.forward
+    monkeypatch.setattr(
+        narrow.model, "forward", lambda **k: widths.append(k["input_ids"].shape) or forward(**k)
+    )
+    assert narrow._greedy(encoded, limits, None, torch) == alone
+    assert widths[0] == (3, max(map(len, encoded)))  # every prompt whole: nothing shared
+    narrow._share_prefix, narrow.attention_window = True, None  # as before: padding inside the window
+    assert narrow._greedy(encoded, limits, None, torch) != alone  # so this test can see the fault
+
+    wide = tiny_windowed(tokenizer, tmp_path / "wide", window=max(map(len, encoded)) + max(limits))
+    alone = [wide._greedy([e], [n], None, torch)[0] for e, n in zip(encoded, limits, strict=True)]
+    widths.clear()
+    forward = wide.model.forward
+    monkeypatch.setattr(
+        wide.model, "forward", lambda **k: widths.append(k["input_ids"].shape) or forward(**k)
+    )
+    assert wide._greedy(encoded, limits, None, torch) == alone
+    assert widths[0] == (1, shared)  # within the window the beginning is still run once
+
+
+def test_the_attention_window_is_read_from_the_config():
+    from transformers import Gemma3Config, Llama4TextConfig, LlamaConfig, Qwen2Config
+
+    assert hf._attention_window(LlamaConfig()) is None
+    assert hf._attention_window(Qwen2Config(sliding_window=4096, use_sliding_window=False)) is None
+    assert hf._attention_window(Qwen2Config(sliding_window=4096, use_sliding_window=True)) == 4096
+    assert hf._attention_window(Llama4TextConfig(attention_chunk_size=8192)) == 8192
+    assert hf._attention_window(Gemma3Config(text_config={"sliding_window": 512})) == 512
+
+
 def test_short_or_single_prompts_share_nothing():
     assert hf._shared_length([[1, 2, 3] * 10]) == 0  # one prompt
     assert hf._shared_length([[1] * 40 + [2], [1] * 40 + [3]]) == 40

@@ -1,0 +1,99 @@
+"""The transformers backend on other architectures than Llama, each built tiny from its config.
+
+Batching must not change a text's numbers: each text scored and each prompt generated in a batch
+gives what it gives alone. The architectures are the ones whose positions or caches differ from
+Llama's: learned absolute positions (GPT-2, OPT's offset of two), ALiBi (BLOOM: no position ids,
+transformers' ``generate`` path), a state instead of a key/value cache (Mamba), a sliding window
+with logit soft-capping (Gemma-2), partial rotary embeddings (Phi), GPT-NeoX's parallel blocks,
+grouped key/value heads (Qwen2).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+from tiny import sample_rows, train_tokenizer
+
+from contamcheck.backends.hf import HFModel
+
+pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
+
+WIDTH = 64
+INSTRUCTION = (
+    "Instruction: complete the question below exactly as it was written in the benchmark, "
+    "word for word, with its numbers. "
+)
+
+
+def config_of(kind: str, tokenizer) -> object:
+    import transformers as t
+
+    ids = dict(
+        vocab_size=len(tokenizer),
+        eos_token_id=tokenizer.eos_token_id,
+        pad_token_id=tokenizer.pad_token_id,
+        bos_token_id=tokenizer.eos_token_id,
+    )
+    usual = dict(
+        hidden_size=WIDTH,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        intermediate_size=4 * WIDTH,
+        max_position_embeddings=512,
+        **ids,
+    )
+    return {
+        "gpt2": lambda: t.GPT2Config(n_embd=WIDTH, n_layer=2, n_head=4, n_positions=512, **ids),
+        "opt": lambda: t.OPTConfig(
+            hidden_size=WIDTH,
+            num_hidden_layers=2,
+            num_attention_heads=4,
+            ffn_dim=4 * WIDTH,
+            word_embed_proj_dim=WIDTH,
+            max_position_embeddings=512,
+            **ids,
+        ),
+        "bloom": lambda: t.BloomConfig(hidden_size=WIDTH, n_layer=2, n_head=4, **ids),
+        "mamba": lambda: t.MambaConfig(hidden_size=WIDTH, num_hidden_layers=2, **ids),
+        "gemma2": lambda: t.Gemma2Config(num_key_value_heads=2, head_dim=16, sliding_window=16, **usual),
+        "phi": lambda: t.PhiConfig(**usual),
+        "gpt_neox": lambda: t.GPTNeoXConfig(**usual),
+        "qwen2": lambda: t.Qwen2Config(num_key_value_heads=2, **usual),
+    }[kind]()
+
+
+@pytest.fixture(scope="module")
+def texts() -> list[str]:
+    return [row["question"] for row in sample_rows()][:8]
+
+
+@pytest.fixture(scope="module")
+def tokenizer(texts):
+    return train_tokenizer([*texts, INSTRUCTION], vocab_size=400)
+
+
+@pytest.mark.parametrize("kind", ["gpt2", "opt", "bloom", "mamba", "gemma2", "phi", "gpt_neox", "qwen2"])
+def test_a_batch_gives_each_text_what_it_gives_alone(kind, texts, tokenizer, tmp_path: Path):
+    from transformers import AutoModelForCausalLM
+
+    torch.manual_seed(0)
+    AutoModelForCausalLM.from_config(config_of(kind, tokenizer)).save_pretrained(tmp_path)
+    tokenizer.save_pretrained(tmp_path)
+    model = HFModel.load(str(tmp_path), device="cpu")
+    assert model.model.config.model_type == kind
+
+    together = model.score(texts)
+    for text, stats in zip(texts, together, strict=True):
+        (alone,) = model.score([text])
+        assert stats.num_tokens == alone.num_tokens > 10
+        np.testing.assert_allclose(stats.logprobs, alone.logprobs, atol=1e-5)
+        np.testing.assert_allclose(stats.mean, alone.mean, atol=1e-5)
+
+    # prompts that begin alike, of different lengths, longer than Gemma-2's window of 16 tokens
+    prompts = [INSTRUCTION + text for text in texts]
+    generated = model.generate(prompts, [12] * len(prompts))
+    assert generated == [model.generate([prompt], [12])[0] for prompt in prompts]
+    assert any(generated)
