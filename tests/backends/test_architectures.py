@@ -28,7 +28,7 @@ INSTRUCTION = (
 )
 
 
-def config_of(kind: str, tokenizer) -> object:
+def config_of(kind: str, tokenizer, positions: int = 512) -> object:
     import transformers as t
 
     ids = dict(
@@ -42,18 +42,18 @@ def config_of(kind: str, tokenizer) -> object:
         num_hidden_layers=2,
         num_attention_heads=4,
         intermediate_size=4 * WIDTH,
-        max_position_embeddings=512,
+        max_position_embeddings=positions,
         **ids,
     )
     return {
-        "gpt2": lambda: t.GPT2Config(n_embd=WIDTH, n_layer=2, n_head=4, n_positions=512, **ids),
+        "gpt2": lambda: t.GPT2Config(n_embd=WIDTH, n_layer=2, n_head=4, n_positions=positions, **ids),
         "opt": lambda: t.OPTConfig(
             hidden_size=WIDTH,
             num_hidden_layers=2,
             num_attention_heads=4,
             ffn_dim=4 * WIDTH,
             word_embed_proj_dim=WIDTH,
-            max_position_embeddings=512,
+            max_position_embeddings=positions,
             **ids,
         ),
         "bloom": lambda: t.BloomConfig(hidden_size=WIDTH, n_layer=2, n_head=4, **ids),
@@ -97,3 +97,23 @@ def test_a_batch_gives_each_text_what_it_gives_alone(kind, texts, tokenizer, tmp
     generated = model.generate(prompts, [12] * len(prompts))
     assert generated == [model.generate([prompt], [12])[0] for prompt in prompts]
     assert any(generated)
+
+
+@pytest.mark.parametrize("kind", ["gpt2", "opt"])
+def test_a_budget_that_fills_a_small_window_writes_what_fits(kind, texts, tokenizer, tmp_path, monkeypatch):
+    """Learned positions end at the window: a budget of new tokens as long as a 64-token window (the
+    completion test asks up to 128) stopped the audit with an IndexError. It now keeps a token of
+    the prompt and writes what fits."""
+    from transformers import AutoModelForCausalLM
+
+    torch.manual_seed(0)
+    AutoModelForCausalLM.from_config(config_of(kind, tokenizer, positions=64)).save_pretrained(tmp_path)
+    tokenizer.save_pretrained(tmp_path)
+    model = HFModel.load(str(tmp_path), device="cpu")
+    assert model.context_length == 64
+    rows: list[list[int]] = []  # the new tokens of each row, as decoded
+    greedy = model._greedy
+    monkeypatch.setattr(model, "_greedy", lambda *a: rows.extend(greedy(*a)) or rows[-len(a[0]) :])
+    written = model.generate([" ".join(texts), texts[0], texts[1]], [128, 100, 20])
+    assert any(written[:2]) and max(map(len, rows)) == 63  # the window less the prompt's kept token
+    assert written[2] == model.generate([texts[1]], [20])[0]  # a prompt with room is untouched

@@ -400,13 +400,14 @@ class HFModel:
             return ["" for _ in prompts]
         known = known or {}
         encoded = self._encode_prompts(prompts, chat)
-        if self.context_length:
-            # keep the end of an over-long prompt
-            encoded = [
-                ids[-max(1, self.context_length - n) :]
-                for ids, n in zip(encoded, max_new_tokens, strict=True)
-            ]
         limits = [max(0, n) for n in max_new_tokens]
+        if self.context_length:
+            # keep the end of an over-long prompt, and a token of it where the budget fills the
+            # window: positions past the window are none the model knows (GPT-2's table ends there)
+            limits = [min(n, self.context_length - 1) for n in limits]
+            encoded = [
+                ids[-max(1, self.context_length - n) :] for ids, n in zip(encoded, limits, strict=True)
+            ]
         texts = ["" for _ in prompts]
         wanted = [i for i, n in enumerate(limits) if n > 0]
         finished = len(prompts) - len(wanted)
