@@ -117,3 +117,50 @@ def test_a_budget_that_fills_a_small_window_writes_what_fits(kind, texts, tokeni
     written = model.generate([" ".join(texts), texts[0], texts[1]], [128, 100, 20])
     assert any(written[:2]) and max(map(len, rows)) == 63  # the window less the prompt's kept token
     assert written[2] == model.generate([texts[1]], [20])[0]  # a prompt with room is untouched
+
+
+def test_a_vision_language_gemma3_is_audited_on_its_language_model(texts, tokenizer, tmp_path: Path):
+    """Gemma-3 from 4B up is a vision-language model: its window, its sliding window and its cache
+    size are its text part's (the window was unknown before, so an over-long text was not cut)."""
+    from transformers import Gemma3Config, Gemma3ForConditionalGeneration
+
+    size = len(tokenizer)
+    text = dict(
+        vocab_size=size,
+        hidden_size=WIDTH,
+        intermediate_size=2 * WIDTH,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        head_dim=16,
+        sliding_window=16,
+        max_position_embeddings=256,
+        eos_token_id=tokenizer.eos_token_id,
+        pad_token_id=tokenizer.pad_token_id,
+        bos_token_id=tokenizer.eos_token_id,
+    )
+    vision = dict(
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=1,
+        num_attention_heads=2,
+        image_size=28,
+        patch_size=14,
+    )
+    torch.manual_seed(0)
+    config = Gemma3Config(
+        text_config=text,
+        vision_config=vision,
+        mm_tokens_per_image=4,
+        image_token_index=size - 1,
+        boi_token_index=size - 2,
+        eoi_token_index=size - 3,
+    )
+    Gemma3ForConditionalGeneration(config).save_pretrained(tmp_path)
+    tokenizer.save_pretrained(tmp_path)
+    model = HFModel.load(str(tmp_path), device="cpu")
+    assert (model.context_length, model.attention_window) == (256, 16)
+    (long,) = model.score([" ".join(texts * 4)])
+    assert long.truncated and long.num_tokens == 255
+    prompts = [INSTRUCTION + text for text in texts]
+    assert model.generate(prompts, [12] * len(prompts)) == [model.generate([p], [12])[0] for p in prompts]

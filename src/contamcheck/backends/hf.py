@@ -904,9 +904,14 @@ def torch_element_size(dtype: Any) -> int:
         return 4
 
 
+def _text_config(config: Any) -> Any:
+    """The language model's config: its own, or a vision-language model's text part."""
+    return config.get_text_config() if hasattr(config, "get_text_config") else config
+
+
 def _cache_floats_per_token(config: Any) -> int:
     """Numbers the key/value cache keeps per token: layers x 2 x key/value heads x head size."""
-    text = config.get_text_config() if hasattr(config, "get_text_config") else config
+    text = _text_config(config)
 
     def first(*names: str) -> int | None:
         for name in names:
@@ -927,19 +932,21 @@ def _attention_window(config: Any) -> int | None:
     """The fewest last tokens any layer of the model attends to (a sliding window, an attention
     chunk), None where every layer sees the whole text. A window a config names but doesn't use
     costs no more than a long batch's beginning run once per prompt."""
-    text = config.get_text_config() if hasattr(config, "get_text_config") else config
+    text = _text_config(config)
     sizes = (getattr(text, name, None) for name in ("sliding_window", "attention_chunk_size"))
     return min((s for s in sizes if type(s) is int and s > 0), default=None)
 
 
 def _context_length(config: Any, tokenizer: Any) -> int | None:
+    # a vision-language model (Gemma-3 from 4B up) keeps its window in its language model's config
+    text = _text_config(config)
     for attribute in (
         "max_position_embeddings",
         "n_positions",
         "max_sequence_length",
         "seq_length",
     ):
-        value = getattr(config, attribute, None)
+        value = getattr(config, attribute, None) or getattr(text, attribute, None)
         if isinstance(value, int) and value > 0:
             return value
     limit = getattr(tokenizer, "model_max_length", None)
