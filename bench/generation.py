@@ -11,8 +11,8 @@ multiple of the default:
 
 DIR is a folder for the dequantised model copy (an audit's cache folder works). First it prints
 how the backend splits each engine batch of the audit's size to fit its cache budget (progress is
-reported after each part), and how many parts share a beginning that, with a row and its new tokens,
-would outgrow the model's attention window (those run unshared: ``HFModel._prefill``);
+reported after each part), and how many parts share a beginning while the part, its longest prompt
+and largest budget, could outgrow the model's attention window (those run unshared: ``HFModel._prefill``);
 ``--parts-only`` stops there. ``--model`` audits another model than SmolLM2:
 
     python bench/generation.py humaneval --limit 164 --model pkg:gemma-3-270m --cache DIR --parts-only
@@ -81,8 +81,8 @@ def main() -> None:
             for part in split:
                 if hf._shared_length([encoded[i] for i in part]):
                     sharing += 1
-                    longest = max(len(encoded[i]) + limits[i] for i in part)
-                    past_window += bool(model.attention_window and longest > model.attention_window)
+                    reach = max(len(encoded[i]) for i in part) + max(limits[i] for i in part)
+                    past_window += bool(model.attention_window and reach > model.attention_window)
     sizes = [size for batch in parts for size in batch]
     print(
         f"engine batches of {GENERATION_BATCH}: {len(parts)}, split by the backend into {len(sizes)} parts "

@@ -292,16 +292,19 @@ def forward_widths(model: HFModel, monkeypatch) -> list:
     """The shape of each forward pass's input ids, from now on."""
     widths: list = []
     forward = model.model.forward
-    monkeypatch.setattr(
-        model.model, "forward", lambda **k: widths.append(k["input_ids"].shape) or forward(**k)
-    )
+
+    def recorded(**arguments):
+        widths.append(tuple(arguments["input_ids"].shape))
+        return forward(**arguments)
+
+    monkeypatch.setattr(model.model, "forward", recorded)
     return widths
 
 
 def test_a_window_of_last_tokens_keeps_each_row_as_alone(tokenizer, tmp_path, monkeypatch):
-    """Gemma's sliding window counts cache slots, padding included: a row padded after a shared
-    beginning saw fewer of its own tokens and generated other tokens than alone (7 of 12 rows of a
-    tiny Gemma-2 did). Where a row could outgrow the window, nothing is shared."""
+    """transformers counts a sliding window in cache slots, padding included: a row padded after a
+    shared beginning saw fewer of its own tokens and generated other tokens than alone (a tiny
+    Gemma-2 did). Where the batch could outgrow the window, nothing is shared."""
     import torch
 
     head = "A baker sells 48 loaves on Monday and 35 on Tuesday. How many minutes are there in"
@@ -310,28 +313,24 @@ def test_a_window_of_last_tokens_keeps_each_row_as_alone(tokenizer, tmp_path, mo
     shared = hf._shared_length(encoded)
     assert shared >= hf.SHARED_PREFIX_MIN and max(map(len, encoded)) - min(map(len, encoded)) > 16
     limits = [12, 12, 12]
+    reach = max(map(len, encoded)) + max(limits)  # the batch's cache slots
+    whole = (3, max(map(len, encoded)))  # the first forward pass when nothing is shared
+
     narrow = tiny_windowed(tokenizer, tmp_path / "narrow", window=16)
     assert narrow.attention_window == 16
     alone = [narrow._greedy([e], [n], None, torch)[0] for e, n in zip(encoded, limits, strict=True)]
-    widths = []
-    forward = narrow.model.forward
-    monkeypatch.setattr(
-        narrow.model, "forward", lambda **k: widths.append(k["input_ids"].shape) or forward(**k)
-    )
+    widths = forward_widths(narrow, monkeypatch)
     assert narrow._greedy(encoded, limits, None, torch) == alone
-    assert widths[0] == (3, max(map(len, encoded)))  # every prompt whole: nothing shared
-    narrow._share_prefix, narrow.attention_window = True, None  # as before: padding inside the window
+    assert widths[0] == whole
+    narrow.attention_window = None  # as before: padding inside the window
     assert narrow._greedy(encoded, limits, None, torch) != alone  # so this test can see the fault
 
-    wide = tiny_windowed(tokenizer, tmp_path / "wide", window=max(map(len, encoded)) + max(limits))
-    alone = [wide._greedy([e], [n], None, torch)[0] for e, n in zip(encoded, limits, strict=True)]
-    widths.clear()
-    forward = wide.model.forward
-    monkeypatch.setattr(
-        wide.model, "forward", lambda **k: widths.append(k["input_ids"].shape) or forward(**k)
-    )
-    assert wide._greedy(encoded, limits, None, torch) == alone
-    assert widths[0] == (1, shared)  # within the window the beginning is still run once
+    for window, first in ((reach - 1, whole), (reach, (1, shared))):  # either side of the edge
+        model = tiny_windowed(tokenizer, tmp_path / str(window), window=window)
+        alone = [model._greedy([e], [n], None, torch)[0] for e, n in zip(encoded, limits, strict=True)]
+        widths = forward_widths(model, monkeypatch)
+        assert model._greedy(encoded, limits, None, torch) == alone
+        assert widths[0] == first
 
 
 def test_the_attention_window_is_read_from_the_config():

@@ -440,12 +440,17 @@ class HFModel:
         self, indices: list[int], encoded: list[list[int]], limits: list[int]
     ) -> Iterator[list[int]]:
         """Groups whose key/value cache (prompt and new tokens) fits the budget, prompts that begin
-        alike together (see ``_by_family``).
+        alike together (see ``_by_family``), and whose padded width, the longest prompt and the
+        largest budget, fits the model's window: GPT-Neo's mask is a table of the window's size
+        indexed by cache slot, and two rows that each fit it alone can outgrow it together.
 
         A deterministic function of the texts, so a resumed audit generates in the same groups.
         """
         sizes = ((index, len(encoded[index]) + limits[index]) for index in _by_family(indices, encoded))
-        return _fitting_groups(sizes, self.cache_token_budget)
+        groups = _fitting_groups(sizes, self.cache_token_budget)
+        if not self.context_length:
+            return groups
+        return _cut_to_width(groups, [len(ids) for ids in encoded], limits, self.context_length)
 
     def _greedy(
         self, sequences: list[list[int]], limits: list[int], eos: int | None, torch: Any
@@ -509,11 +514,13 @@ class HFModel:
         so each row computes exactly what its unpadded prompt would). None when the model's cache
         can't drop rows.
 
-        Not where the model has layers that see only a window of the last tokens and a row could
-        outgrow it (Gemma-2 and -3, 512 tokens in Gemma-3-270M): such a window is counted in cache
-        slots, padding included, so a row with padding after its shared part would see fewer of its
-        own tokens than alone (measured: 7 of 12 tiny Gemma-2 rows generated other tokens). Unshared,
-        each prompt is padded before its first token, and every row keeps its tokens' distances.
+        Not where the model has layers that see only a window of the last tokens (Gemma-2 and -3:
+        512 in Gemma-3-270M; GPT-Neo's local layers: 256) or chunks of the text (Llama-4), and the
+        batch could outgrow it: transformers counts such a window in cache slots, padding included,
+        so a row with padding after its shared part would see fewer of its own tokens than alone
+        (``bench/architectures.py``: a tiny Gemma-2 wrote other tokens for 7 of 12 prompts).
+        Unshared, each prompt is padded before its first token: a window keeps each row's own
+        tokens, and transformers offsets a row's chunks by its padding (torch 2.6 or later).
         """
         device = self._input_device
         shared = _shared_length(sequences) if self._share_prefix else 0
@@ -760,6 +767,24 @@ def _fitting_groups(sizes: Iterable[tuple[int, int]], budget: int) -> Iterator[l
         yield group
 
 
+def _cut_to_width(
+    groups: Iterable[list[int]], lengths: list[int], limits: list[int], width: int
+) -> Iterator[list[int]]:
+    """Each group cut, in order, where its longest prompt and largest budget would pass ``width``
+    (a group holds one item at least)."""
+    for group in groups:
+        part: list[int] = []
+        longest = budget = 0
+        for index in group:
+            if part and max(longest, lengths[index]) + max(budget, limits[index]) > width:
+                yield part
+                part, longest, budget = [], 0, 0
+            part.append(index)
+            longest, budget = max(longest, lengths[index]), max(budget, limits[index])
+        if part:
+            yield part
+
+
 def _cache_of(output: Any) -> Any:
     return getattr(output, "cache", None) or getattr(output, "past_key_values", None)
 
@@ -929,11 +954,13 @@ def _cache_floats_per_token(config: Any) -> int:
 
 
 def _attention_window(config: Any) -> int | None:
-    """The fewest last tokens any layer of the model attends to (a sliding window, an attention
-    chunk), None where every layer sees the whole text. A window a config names but doesn't use
-    costs no more than a long batch's beginning run once per prompt."""
+    """The fewest tokens any layer of the model attends to: a sliding window of the last ones, or
+    an attention chunk; None where every layer sees the whole text. A window a config names but
+    doesn't use costs no more than a long batch's beginning run once per prompt."""
     text = _text_config(config)
-    sizes = (getattr(text, name, None) for name in ("sliding_window", "attention_chunk_size"))
+    sizes = [getattr(text, name, None) for name in ("sliding_window", "attention_chunk_size")]
+    if "local" in (getattr(text, "attention_layers", None) or ()):  # GPT-Neo's local layers
+        sizes.append(getattr(text, "window_size", None))
     return min((s for s in sizes if type(s) is int and s > 0), default=None)
 
 
