@@ -343,6 +343,25 @@ def test_the_attention_window_is_read_from_the_config():
     assert hf._attention_window(Gemma3Config(text_config={"sliding_window": 512})) == 512
 
 
+def test_a_tokenizer_that_appends_end_of_text_has_it_left_off(tmp_path):
+    """A tokenizer saved with add_eos_token (some fine-tunes are) ended every completion prompt with
+    end-of-text, where the model starts a new document, and scored that token with each question.
+    What it puts before a text (a BOS) stays."""
+    from tokenizers import processors
+
+    tokenizer = train_tokenizer(TEXTS * 3, vocab_size=300)
+    end = tokenizer.eos_token_id
+    tokenizer._tokenizer.post_processor = processors.TemplateProcessing(
+        single="<|endoftext|> $A <|endoftext|>", special_tokens=[("<|endoftext|>", end)]
+    )
+    assert tokenizer(TEXTS[0])["input_ids"][-1] == end  # as saved, it appends one
+    model = HFModel.load(str(save_tiny(tmp_path / "eos", tokenizer)), device="cpu")
+    plain = tokenizer(TEXTS[0], add_special_tokens=False)["input_ids"]
+    assert model._encode_prompts([TEXTS[0]], chat=False) == [[end, *plain]]
+    (stats,) = model.score([TEXTS[0]])
+    assert stats.num_tokens == len(plain)  # each of the text's own tokens, after the BOS, and no more
+
+
 def test_short_or_single_prompts_share_nothing():
     assert hf._shared_length([[1, 2, 3] * 10]) == 0  # one prompt
     assert hf._shared_length([[1] * 40 + [2], [1] * 40 + [3]]) == 40

@@ -274,6 +274,7 @@ class HFModel:
         self._preallocate = True  # write the key/value cache in place (kv_cache.py); off only to compare
         self._share_prefix = True  # prefill a batch's common prompt beginning once; off only to compare
         self._by_parts = True  # a long text's logits a few positions at a time; off only to compare
+        self._appended = _appended_special(tokenizer)
 
     @classmethod
     def load(cls, spec: str, **options: Any) -> HFModel:
@@ -624,10 +625,20 @@ class HFModel:
         limit = self.char_limit
         if limit is not None and self.context_length and len(text) > limit:
             part = text[-limit:] if keep_end else text[:limit]
-            ids = list(self.tokenizer(render(part), add_special_tokens=special)["input_ids"])
+            ids = self._encode(render(part), special)
             if len(ids) > self.context_length:
                 return ids
-        return list(self.tokenizer(render(text), add_special_tokens=special)["input_ids"])
+        return self._encode(render(text), special)
+
+    def _encode(self, text: str, special: bool) -> list[int]:
+        """The text's ids, with the special tokens the tokenizer puts before it (a BOS) but none it
+        appends: a tokenizer saved with ``add_eos_token`` (some fine-tunes are) would end every
+        completion prompt with end-of-text, where the model starts a new document instead of going
+        on, and would score that token as part of each question."""
+        ids = list(self.tokenizer(text, add_special_tokens=special)["input_ids"])
+        if special and self._appended and ids[-len(self._appended) :] == self._appended:
+            del ids[-len(self._appended) :]
+        return ids
 
     def _render_prompt(self, prompt: str, chat: bool) -> str:
         if not (chat and self.has_chat_template):
@@ -927,6 +938,22 @@ def torch_element_size(dtype: Any) -> int:
         return int(dtype.itemsize)
     except AttributeError:
         return 4
+
+
+def _appended_special(tokenizer: Any) -> list[int]:
+    """The special token ids the tokenizer appends to every text (none for most: Llama's, Gemma's
+    and GPT-2's add at most a beginning), told by a text with and without them."""
+    try:
+        plain = list(tokenizer("a", add_special_tokens=False)["input_ids"])
+        marked = list(tokenizer("a", add_special_tokens=True)["input_ids"])
+    except Exception:  # a tokenizer of a model's own code may refuse either: its ids stay as they are
+        return []
+    start = next(
+        (i for i in range(len(marked) - len(plain) + 1) if marked[i : i + len(plain)] == plain), None
+    )
+    if not plain or start is None:
+        return []
+    return marked[start + len(plain) :]
 
 
 def _text_config(config: Any) -> Any:
