@@ -487,6 +487,28 @@ def test_a_model_that_is_not_a_causal_lm(tokenizer, tmp_path):
         HFModel.load(str(tmp_path))
 
 
+def test_a_model_of_images_and_text_transformers_cannot_load_as_a_causal_lm(tokenizer, tmp_path):
+    """Qwen2-VL's language model is causal, but AutoModelForCausalLM does not load it: the message
+    says what it is and that a server can run it, not that it is no causal language model."""
+    from transformers import Qwen2VLConfig, Qwen2VLForConditionalGeneration
+
+    size = len(tokenizer)
+    text = dict(vocab_size=size, hidden_size=32, intermediate_size=64, num_hidden_layers=1)
+    text |= dict(
+        num_attention_heads=2,
+        num_key_value_heads=1,
+        rope_scaling={"type": "mrope", "mrope_section": [2, 3, 3]},
+    )
+    vision = dict(depth=1, embed_dim=16, hidden_size=32, num_heads=2)
+    tokens = dict(image_token_id=size - 1, video_token_id=size - 2, vision_start_token_id=size - 3)
+    Qwen2VLForConditionalGeneration(
+        Qwen2VLConfig(text_config=text, vision_config=vision, **tokens)
+    ).save_pretrained(tmp_path)
+    tokenizer.save_pretrained(tmp_path)
+    with pytest.raises(InputError, match=r"a model of images and text .* openai:URL"):
+        HFModel.load(str(tmp_path))
+
+
 def test_hub_model_offline_fails_fast_with_the_local_alternative(monkeypatch):
     monkeypatch.setattr(hub, "hub_reachable", lambda: False)
     monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)

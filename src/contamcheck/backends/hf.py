@@ -1022,6 +1022,13 @@ def _require_causal_lm(config: Any, spec: str) -> None:
     )
     if not causal:
         described = ", ".join(architectures) or config.model_type
+        if generative and _text_config(config) is not config and not config.is_encoder_decoder:
+            raise InputError(
+                f"Model {spec!r} is a {described} ({config.model_type}), a model of images and text "
+                "whose language model transformers can't load on its own as a causal LM. Serve it "
+                "(vLLM serves many such models) and audit it as openai:URL, or audit its text-only "
+                "release where there is one."
+            )
         raise InputError(
             f"Model {spec!r} is a {described} ({config.model_type}), not a causal language model. "
             "contamcheck audits causal (decoder-only) LMs such as Llama, Qwen, GPT-2 or SmolLM."
