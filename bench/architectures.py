@@ -9,7 +9,7 @@ given a 16-token window, far shorter than the prompts, so a window counted wrong
 as the backend did before 2026-12-07:
 
     python bench/architectures.py
-    python bench/architectures.py --share-past-window gemma2 gemma3_text gpt_neo qwen2_sliding
+    python bench/architectures.py --share-past-window gemma2 gemma3_text gpt_neo qwen2_sliding mistral
 
 Prints one line per architecture; an architecture that transformers cannot build or run says why.
 """
@@ -131,8 +131,9 @@ def main() -> None:
                 AutoModelForCausalLM.from_config(builders[name]()).save_pretrained(folder)
                 tokenizer.save_pretrained(folder)
                 model = HFModel.load(folder, device="cpu")
+            window = model.attention_window
             if args.share_past_window:
-                model.attention_window = None
+                model.attention_window = None  # as if it had none: its batches share their beginning
             together = model.score(texts)
             difference = max(
                 float(np.abs(stats.logprobs - model.score([text])[0].logprobs).max())
@@ -143,7 +144,7 @@ def main() -> None:
                 text == model.generate([p], [12])[0] for p, text in zip(prompts, generated, strict=True)
             )
             print(
-                f"{name:14s} window {model.attention_window!s:>4s}  scores: largest difference "
+                f"{name:14s} window {window!s:>4s}  scores: largest difference "
                 f"{difference:.1e}  generations: {same}/{len(prompts)} the same",
                 flush=True,
             )

@@ -341,25 +341,34 @@ def test_the_attention_window_is_read_from_the_config():
     assert hf._attention_window(Qwen2Config(sliding_window=4096, use_sliding_window=True)) == 4096
     assert hf._attention_window(Llama4TextConfig(attention_chunk_size=8192)) == 8192
     assert hf._attention_window(Gemma3Config(text_config={"sliding_window": 512})) == 512
+    from transformers import GPTNeoConfig
+
+    assert hf._attention_window(GPTNeoConfig()) == 256  # local layers every other one
+    assert hf._attention_window(GPTNeoConfig(attention_types=[[["global"], 24]])) is None
 
 
 def test_a_tokenizer_that_appends_end_of_text_has_it_left_off(tmp_path):
     """A tokenizer saved with add_eos_token (some fine-tunes are) ended every completion prompt with
     end-of-text, where the model starts a new document, and scored that token with each question.
-    What it puts before a text (a BOS) stays."""
+    What it puts before a text (a BOS) stays, and so does any other token it appends."""
     from tokenizers import processors
 
     tokenizer = train_tokenizer(TEXTS * 3, vocab_size=300)
-    end = tokenizer.eos_token_id
-    tokenizer._tokenizer.post_processor = processors.TemplateProcessing(
-        single="<|endoftext|> $A <|endoftext|>", special_tokens=[("<|endoftext|>", end)]
-    )
-    assert tokenizer(TEXTS[0])["input_ids"][-1] == end  # as saved, it appends one
-    model = HFModel.load(str(save_tiny(tmp_path / "eos", tokenizer)), device="cpu")
+    tokenizer.add_special_tokens({"bos_token": "<s>"})
+    begin, end = tokenizer.bos_token_id, tokenizer.eos_token_id
+    assert begin != end
     plain = tokenizer(TEXTS[0], add_special_tokens=False)["input_ids"]
-    assert model._encode_prompts([TEXTS[0]], chat=False) == [[end, *plain]]
-    (stats,) = model.score([TEXTS[0]])
-    assert stats.num_tokens == len(plain)  # each of the text's own tokens, after the BOS, and no more
+    for template, kept in (("<s> $A <|endoftext|>", [begin, *plain]), ("$A <s>", [*plain, begin])):
+        tokens = [("<s>", begin), ("<|endoftext|>", end)]
+        tokenizer._tokenizer.post_processor = processors.TemplateProcessing(
+            single=template, special_tokens=tokens
+        )
+        model = HFModel.load(str(save_tiny(tmp_path / template.replace(" ", ""), tokenizer)), device="cpu")
+        assert model._encode_prompts([TEXTS[0]], chat=False) == [kept]
+        (stats,) = model.score([TEXTS[0]])
+        assert stats.num_tokens == len(kept) - 1
+    ended = TEXTS[0] + "<|endoftext|>"  # a text's own end-of-text is its own
+    assert model._encode_prompts([ended], chat=False)[0][-2:] == [end, begin]
 
 
 def test_short_or_single_prompts_share_nothing():

@@ -274,7 +274,7 @@ class HFModel:
         self._preallocate = True  # write the key/value cache in place (kv_cache.py); off only to compare
         self._share_prefix = True  # prefill a batch's common prompt beginning once; off only to compare
         self._by_parts = True  # a long text's logits a few positions at a time; off only to compare
-        self._appended = _appended_special(tokenizer)
+        self._appended = _appended_end(tokenizer)
 
     @classmethod
     def load(cls, spec: str, **options: Any) -> HFModel:
@@ -442,8 +442,8 @@ class HFModel:
     ) -> Iterator[list[int]]:
         """Groups whose key/value cache (prompt and new tokens) fits the budget, prompts that begin
         alike together (see ``_by_family``), and whose padded width, the longest prompt and the
-        largest budget, fits the model's window: GPT-Neo's mask is a table of the window's size
-        indexed by cache slot, and two rows that each fit it alone can outgrow it together.
+        largest budget, fits the model's context: GPT-Neo's causal mask is a table as long as its
+        context, indexed by cache slot, and two rows that each fit it alone can outgrow it together.
 
         A deterministic function of the texts, so a resumed audit generates in the same groups.
         """
@@ -519,9 +519,10 @@ class HFModel:
         512 in Gemma-3-270M; GPT-Neo's local layers: 256) or chunks of the text (Llama-4), and the
         batch could outgrow it: transformers counts such a window in cache slots, padding included,
         so a row with padding after its shared part would see fewer of its own tokens than alone
-        (``bench/architectures.py``: a tiny Gemma-2 wrote other tokens for 7 of 12 prompts).
+        (``bench/architectures.py``: a tiny Gemma-2 wrote other tokens for 6 of 12 prompts).
         Unshared, each prompt is padded before its first token: a window keeps each row's own
-        tokens, and transformers offsets a row's chunks by its padding (torch 2.6 or later).
+        tokens, and transformers offsets a row's chunks by its padding (read in its source, with
+        torch 2.6 or later by its issue 40324; not run here: no Llama-4 among the tiny models).
         """
         device = self._input_device
         shared = _shared_length(sequences) if self._share_prefix else 0
@@ -631,10 +632,11 @@ class HFModel:
         return self._encode(render(text), special)
 
     def _encode(self, text: str, special: bool) -> list[int]:
-        """The text's ids, with the special tokens the tokenizer puts before it (a BOS) but none it
-        appends: a tokenizer saved with ``add_eos_token`` (some fine-tunes are) would end every
-        completion prompt with end-of-text, where the model starts a new document instead of going
-        on, and would score that token as part of each question."""
+        """The text's ids, with the special tokens the tokenizer puts before it (a BOS) but without
+        an end-of-text it appends: a tokenizer saved with ``add_eos_token`` (some fine-tunes are)
+        would end every completion prompt with it, where the model starts a new document instead
+        of going on, and would score it as part of each question. Other appended tokens stay (a
+        model may need them to write at all)."""
         ids = list(self.tokenizer(text, add_special_tokens=special)["input_ids"])
         if special and self._appended and ids[-len(self._appended) :] == self._appended:
             del ids[-len(self._appended) :]
@@ -940,9 +942,10 @@ def torch_element_size(dtype: Any) -> int:
         return 4
 
 
-def _appended_special(tokenizer: Any) -> list[int]:
-    """The special token ids the tokenizer appends to every text (none for most: Llama's, Gemma's
-    and GPT-2's add at most a beginning), told by a text with and without them."""
+def _appended_end(tokenizer: Any) -> list[int]:
+    """``[eos]`` where the tokenizer appends its end-of-text token alone to every text, else ``[]``
+    (for most: Llama's, Gemma's and GPT-2's add at most a beginning); told by a text with and
+    without special tokens."""
     try:
         plain = list(tokenizer("a", add_special_tokens=False)["input_ids"])
         marked = list(tokenizer("a", add_special_tokens=True)["input_ids"])
@@ -953,7 +956,8 @@ def _appended_special(tokenizer: Any) -> list[int]:
     )
     if not plain or start is None:
         return []
-    return marked[start + len(plain) :]
+    appended = marked[start + len(plain) :]
+    return appended if appended == [tokenizer.eos_token_id] else []
 
 
 def _text_config(config: Any) -> Any:
