@@ -15,7 +15,10 @@ and the tests that only generate still run on it. OpenAI's own API gives none.
   distribution, so μ_t and σ_t are None and Min-K%++ is skipped with that reason. A text the
   server refuses as longer than its context window is scored on its first tokens, as in-process,
   sent as token ids from vLLM's own ``/tokenize`` (the OpenAI API has none: there the refusal
-  stops the audit, saying what to do), and marked truncated.
+  stops the audit, saying what to do), and marked truncated. Not as in-process: a tokenizer that
+  appends an end-of-text token to every text (saved with ``add_eos_token``) keeps it here, since
+  the server tokenizes the text, so such a model's scores and completion prompts end with it
+  (in-process it is left off: ``HFModel._encode``).
 * **Generations** are greedy: temperature 0 with every penalty off (a server may otherwise apply
   the model's own ``generation_config.json``, whose repetition penalty would hold back the verbatim
   recall the completion test looks for), raw text on ``/v1/completions``, or one user message on
