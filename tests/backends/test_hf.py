@@ -217,6 +217,29 @@ def test_pruned_greedy_decoding_equals_transformers_generate(tiny):
     assert tiny._greedy(encoded, limits, stop, torch) == ended
 
 
+def test_generation_stops_at_every_end_token_the_model_names(tokenizer, tmp_path):
+    """An instruct model's turn ends with a token of its own (Gemma's <end_of_turn>, Phi-3's
+    <|end|>), named in its generation config beside the tokenizer's end-of-text: generation stops
+    there, as transformers' generate does, instead of writing on past the turn."""
+    import torch
+    from transformers import GenerationConfig
+
+    folder = save_tiny(tmp_path / "turns", tokenizer)
+    prompt = "How many minutes are there in 3.5 hours? And how many in"
+    model = HFModel.load(str(folder), device="cpu")
+    assert model.stop_ids == {tokenizer.eos_token_id}
+    ids = model._encode_prompts([prompt], chat=False)
+    (free,) = model._greedy(ids, [12], model.stop_ids, torch)
+    turn = free[len(free) // 2]  # a token it writes, standing for an end of turn
+    GenerationConfig(eos_token_id=[tokenizer.eos_token_id, turn]).save_pretrained(folder)
+    model = HFModel.load(str(folder), device="cpu")
+    assert model.stop_ids == {tokenizer.eos_token_id, turn}
+    written = free[: free.index(turn)]
+    assert model._greedy(ids, [12], model.stop_ids, torch) == [written]
+    assert model._greedy_with_generate(ids, [12], model.stop_ids, torch) == [written]
+    assert model.generate([prompt], [12]) == [tokenizer.decode(written, skip_special_tokens=True)]
+
+
 def test_the_in_place_cache_writes_the_same_tokens(tiny, monkeypatch):
     import torch
 

@@ -275,6 +275,7 @@ class HFModel:
         self._share_prefix = True  # prefill a batch's common prompt beginning once; off only to compare
         self._by_parts = True  # a long text's logits a few positions at a time; off only to compare
         self._appended = _appended_end(tokenizer)
+        self.stop_ids = _stop_ids(model, tokenizer)
 
     @classmethod
     def load(cls, spec: str, **options: Any) -> HFModel:
@@ -419,10 +420,7 @@ class HFModel:
                 part = {index: known[index] for index in group}
             else:
                 rows = self._greedy(
-                    [encoded[i] for i in group],
-                    [limits[i] for i in group],
-                    self.tokenizer.eos_token_id,
-                    torch,
+                    [encoded[i] for i in group], [limits[i] for i in group], self.stop_ids, torch
                 )
                 part = {
                     index: self.tokenizer.decode(row, skip_special_tokens=True)
@@ -454,16 +452,17 @@ class HFModel:
         return _cut_to_width(groups, [len(ids) for ids in encoded], limits, self.context_length)
 
     def _greedy(
-        self, sequences: list[list[int]], limits: list[int], eos: int | None, torch: Any
+        self, sequences: list[list[int]], limits: list[int], eos: int | Iterable[int] | None, torch: Any
     ) -> list[list[int]]:
         """Greedy decoding of left-padded prompts, dropping each row from the batch once it ends.
 
         The same tokens as ``generate`` with ``do_sample=False`` (a test checks this), but a row
-        that reached its end-of-sequence token or its own token limit stops costing compute:
-        ``generate`` keeps stepping every row until the longest is done.
+        that reached an end-of-sequence token (``eos``: one, several or none) or its own token limit
+        stops costing compute: ``generate`` keeps stepping every row until the longest is done.
         """
+        stops = _stops(eos)
         if not self._prunable:
-            return self._greedy_with_generate(sequences, limits, eos, torch)
+            return self._greedy_with_generate(sequences, limits, stops, torch)
         from .kv_cache import preallocate
 
         device = self._input_device
@@ -472,7 +471,7 @@ class HFModel:
         with torch.inference_mode():
             prefilled = self._prefill(sequences, torch, max(limits))
             if prefilled is None:  # a cache we can't shrink: the standard path
-                return self._greedy_with_generate(sequences, limits, eos, torch)
+                return self._greedy_with_generate(sequences, limits, stops, torch)
             out, cache, mask, positions = prefilled
             if self._preallocate:
                 preallocate(cache, mask.shape[-1] + max(limits))
@@ -481,7 +480,7 @@ class HFModel:
                 chosen = self._greedy_choice(out.logits[:, -1])
                 keep = []
                 for slot, (row, token) in enumerate(zip(active, chosen.tolist(), strict=True)):
-                    if token == eos:
+                    if token in stops:
                         continue
                     produced[row].append(token)
                     if len(produced[row]) < limits[row]:
@@ -564,10 +563,12 @@ class HFModel:
         return out, cache, mask, positions
 
     def _greedy_with_generate(
-        self, sequences: list[list[int]], limits: list[int], eos: int | None, torch: Any
+        self, sequences: list[list[int]], limits: list[int], eos: int | Iterable[int] | None, torch: Any
     ) -> list[list[int]]:
         """The standard path, for models whose forward pass takes no position ids or logits_to_keep."""
         from transformers import GenerationConfig, LogitsProcessor, LogitsProcessorList
+
+        stops = _stops(eos)
 
         pad = self.tokenizer.pad_token_id
         width = max(len(s) for s in sequences)
@@ -575,7 +576,7 @@ class HFModel:
         ids = torch.tensor([[pad] * (width - len(s)) + s for s in sequences], device=device)
         mask = torch.tensor([[0] * (width - len(s)) + [1] * len(s) for s in sequences], device=device)
         config = GenerationConfig(
-            max_new_tokens=max(limits), do_sample=False, pad_token_id=pad, eos_token_id=eos
+            max_new_tokens=max(limits), do_sample=False, pad_token_id=pad, eos_token_id=sorted(stops) or None
         )
         model = self
 
@@ -594,7 +595,7 @@ class HFModel:
         rows = []
         for row, limit in zip(output[:, width:].tolist(), limits, strict=True):
             row = row[:limit]
-            rows.append(row[: row.index(eos)] if eos is not None and eos in row else row)
+            rows.append(row[: next((i for i, token in enumerate(row) if token in stops), len(row))])
         return rows
 
     # -- internals -----------------------------------------------------------------------------
@@ -940,6 +941,23 @@ def torch_element_size(dtype: Any) -> int:
         return int(dtype.itemsize)
     except AttributeError:
         return 4
+
+
+def _stop_ids(model: Any, tokenizer: Any) -> frozenset[int]:
+    """The tokens that end a generation: the tokenizer's end-of-text and those the model's
+    generation config names, as transformers' ``generate`` stops (an instruct model's end of turn:
+    Gemma's ``<end_of_turn>``, Phi-3's ``<|end|>``; without it a chat answer ran on past its turn)."""
+    configured = getattr(getattr(model, "generation_config", None), "eos_token_id", None)
+    return _stops([tokenizer.eos_token_id, *_stops(configured)])
+
+
+def _stops(eos: int | Iterable[int] | None) -> frozenset[int]:
+    """One end-of-sequence id, several, or none, as a set."""
+    if eos is None:
+        return frozenset()
+    if isinstance(eos, int):
+        return frozenset([eos])
+    return frozenset(token for token in eos if isinstance(token, int))
 
 
 def _appended_end(tokenizer: Any) -> list[int]:
