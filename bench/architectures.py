@@ -19,89 +19,14 @@ from __future__ import annotations
 import argparse
 import sys
 import tempfile
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
-WIDTH = 64
 INSTRUCTION = (
     "Instruction: complete the question below exactly as it was written in the benchmark, "
     "word for word, with its numbers. "
 )
-
-
-def configs(tokenizer: Any) -> dict[str, Callable[[], Any]]:
-    import transformers as t
-
-    ids = dict(
-        vocab_size=len(tokenizer),
-        eos_token_id=tokenizer.eos_token_id,
-        pad_token_id=tokenizer.pad_token_id,
-        bos_token_id=tokenizer.eos_token_id,
-    )
-    usual = dict(
-        hidden_size=WIDTH,
-        num_hidden_layers=2,
-        num_attention_heads=4,
-        intermediate_size=4 * WIDTH,
-        max_position_embeddings=512,
-        **ids,
-    )
-    grouped = dict(usual, num_key_value_heads=2)
-    return {
-        "gpt2": lambda: t.GPT2Config(n_embd=WIDTH, n_layer=2, n_head=4, n_positions=512, **ids),
-        "gpt_neo": lambda: t.GPTNeoConfig(
-            hidden_size=WIDTH,
-            num_layers=2,
-            num_heads=4,
-            attention_types=[[["local", "global"], 1]],
-            window_size=16,
-            max_position_embeddings=512,
-            initializer_range=0.5,  # the default 0.02 leaves a random model's choices too flat to differ
-            **ids,
-        ),
-        "gpt_neox": lambda: t.GPTNeoXConfig(**usual),
-        "gptj": lambda: t.GPTJConfig(n_embd=WIDTH, n_layer=2, n_head=4, rotary_dim=8, n_positions=512, **ids),
-        "opt": lambda: t.OPTConfig(
-            hidden_size=WIDTH,
-            num_hidden_layers=2,
-            num_attention_heads=4,
-            ffn_dim=4 * WIDTH,
-            word_embed_proj_dim=WIDTH,
-            max_position_embeddings=512,
-            **ids,
-        ),
-        "bloom": lambda: t.BloomConfig(hidden_size=WIDTH, n_layer=2, n_head=4, **ids),
-        "falcon": lambda: t.FalconConfig(
-            hidden_size=WIDTH, num_hidden_layers=2, num_attention_heads=4, **ids
-        ),
-        "phi": lambda: t.PhiConfig(**usual),
-        "phi3": lambda: t.Phi3Config(**usual),
-        "qwen2": lambda: t.Qwen2Config(**grouped),
-        "qwen2_sliding": lambda: t.Qwen2Config(
-            use_sliding_window=True,
-            sliding_window=16,
-            layer_types=["sliding_attention", "full_attention"],
-            **grouped,
-        ),
-        "qwen3": lambda: t.Qwen3Config(head_dim=16, **grouped),
-        "mistral": lambda: t.MistralConfig(sliding_window=16, **grouped),
-        "gemma2": lambda: t.Gemma2Config(head_dim=16, sliding_window=16, **grouped),
-        "gemma3_text": lambda: t.Gemma3TextConfig(
-            head_dim=16,
-            sliding_window=16,
-            layer_types=["sliding_attention", "full_attention"],
-            **grouped,
-        ),
-        "olmo2": lambda: t.Olmo2Config(**usual),
-        "starcoder2": lambda: t.Starcoder2Config(**grouped),
-        "granite": lambda: t.GraniteConfig(**usual),
-        "cohere": lambda: t.CohereConfig(**usual),
-        "stablelm": lambda: t.StableLmConfig(**grouped),
-        "mamba": lambda: t.MambaConfig(hidden_size=WIDTH, num_hidden_layers=2, **ids),
-    }
 
 
 def main() -> None:
@@ -114,7 +39,7 @@ def main() -> None:
 
     import numpy as np
     import torch
-    from tiny import sample_rows, train_tokenizer
+    from tiny import architecture_configs, sample_rows, train_tokenizer
     from transformers import AutoModelForCausalLM
 
     from contamcheck.backends.hf import HFModel
@@ -123,7 +48,7 @@ def main() -> None:
     texts = [row["question"] for row in sample_rows()][:12]
     prompts = [INSTRUCTION + text for text in texts]
     tokenizer = train_tokenizer([*texts, INSTRUCTION], vocab_size=400)
-    builders = configs(tokenizer)
+    builders = architecture_configs(tokenizer)
     for name in args.architectures or list(builders):
         try:
             torch.manual_seed(0)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -18,6 +18,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "experiments"))
 from finetune import finetune
 
 SPECIAL = "<|endoftext|>"
+TINY_WIDTH = 64  # hidden size of the architectures' tiny models
 
 
 def sample_rows() -> list[dict[str, str]]:
@@ -105,3 +106,80 @@ def broken_model_folder(folder: Path) -> Path:
     (folder / "tokenizer.json").write_text("{}")
     (folder / "model.safetensors").write_bytes(b"\0" * 64)
     return folder
+
+
+def architecture_configs(tokenizer: Any, positions: int = 512) -> dict[str, Callable[[], Any]]:
+    """Configs of tiny models of 21 architectures (name: builder), 64 wide, two layers, for
+    ``tokenizer``; ``positions`` long (BLOOM, Falcon and Mamba take none). Windowed layers get a
+    16-token window. Used by the tests of batching and by ``bench/architectures.py``."""
+    import transformers as t
+
+    ids = dict(
+        vocab_size=len(tokenizer),
+        eos_token_id=tokenizer.eos_token_id,
+        pad_token_id=tokenizer.pad_token_id,
+        bos_token_id=tokenizer.eos_token_id,
+    )
+    usual = dict(
+        hidden_size=TINY_WIDTH,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        intermediate_size=4 * TINY_WIDTH,
+        max_position_embeddings=positions,
+        **ids,
+    )
+    grouped = dict(usual, num_key_value_heads=2)
+    return {
+        "gpt2": lambda: t.GPT2Config(n_embd=TINY_WIDTH, n_layer=2, n_head=4, n_positions=positions, **ids),
+        "gpt_neo": lambda: t.GPTNeoConfig(
+            hidden_size=TINY_WIDTH,
+            num_layers=2,
+            num_heads=4,
+            attention_types=[[["local", "global"], 1]],
+            window_size=16,
+            max_position_embeddings=positions,
+            initializer_range=0.5,  # the default 0.02 leaves a random model's choices too flat to differ
+            **ids,
+        ),
+        "gpt_neox": lambda: t.GPTNeoXConfig(**usual),
+        "gptj": lambda: t.GPTJConfig(
+            n_embd=TINY_WIDTH, n_layer=2, n_head=4, rotary_dim=8, n_positions=positions, **ids
+        ),
+        "opt": lambda: t.OPTConfig(
+            hidden_size=TINY_WIDTH,
+            num_hidden_layers=2,
+            num_attention_heads=4,
+            ffn_dim=4 * TINY_WIDTH,
+            word_embed_proj_dim=TINY_WIDTH,
+            max_position_embeddings=positions,
+            **ids,
+        ),
+        "bloom": lambda: t.BloomConfig(hidden_size=TINY_WIDTH, n_layer=2, n_head=4, **ids),
+        "falcon": lambda: t.FalconConfig(
+            hidden_size=TINY_WIDTH, num_hidden_layers=2, num_attention_heads=4, **ids
+        ),
+        "phi": lambda: t.PhiConfig(**usual),
+        "phi3": lambda: t.Phi3Config(**usual),
+        "qwen2": lambda: t.Qwen2Config(**grouped),
+        "qwen2_sliding": lambda: t.Qwen2Config(
+            use_sliding_window=True,
+            sliding_window=16,
+            layer_types=["sliding_attention", "full_attention"],
+            **grouped,
+        ),
+        "qwen3": lambda: t.Qwen3Config(head_dim=16, **grouped),
+        "mistral": lambda: t.MistralConfig(sliding_window=16, **grouped),
+        "gemma2": lambda: t.Gemma2Config(head_dim=16, sliding_window=16, **grouped),
+        "gemma3_text": lambda: t.Gemma3TextConfig(
+            head_dim=16,
+            sliding_window=16,
+            layer_types=["sliding_attention", "full_attention"],
+            **grouped,
+        ),
+        "olmo2": lambda: t.Olmo2Config(**usual),
+        "starcoder2": lambda: t.Starcoder2Config(**grouped),
+        "granite": lambda: t.GraniteConfig(**usual),
+        "cohere": lambda: t.CohereConfig(**usual),
+        "stablelm": lambda: t.StableLmConfig(**grouped),
+        "mamba": lambda: t.MambaConfig(hidden_size=TINY_WIDTH, num_hidden_layers=2, **ids),
+    }

@@ -15,13 +15,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
-from tiny import sample_rows, train_tokenizer
+from tiny import TINY_WIDTH, architecture_configs, sample_rows, train_tokenizer
 
 from contamcheck.backends.hf import HFModel
 
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
 
-WIDTH = 64
 INSTRUCTION = (
     "Instruction: complete the question below exactly as it was written in the benchmark, "
     "word for word, with its numbers. "
@@ -29,50 +28,7 @@ INSTRUCTION = (
 
 
 def config_of(kind: str, tokenizer, positions: int = 512) -> object:
-    import transformers as t
-
-    ids = dict(
-        vocab_size=len(tokenizer),
-        eos_token_id=tokenizer.eos_token_id,
-        pad_token_id=tokenizer.pad_token_id,
-        bos_token_id=tokenizer.eos_token_id,
-    )
-    usual = dict(
-        hidden_size=WIDTH,
-        num_hidden_layers=2,
-        num_attention_heads=4,
-        intermediate_size=4 * WIDTH,
-        max_position_embeddings=positions,
-        **ids,
-    )
-    return {
-        "gpt2": lambda: t.GPT2Config(n_embd=WIDTH, n_layer=2, n_head=4, n_positions=positions, **ids),
-        "opt": lambda: t.OPTConfig(
-            hidden_size=WIDTH,
-            num_hidden_layers=2,
-            num_attention_heads=4,
-            ffn_dim=4 * WIDTH,
-            word_embed_proj_dim=WIDTH,
-            max_position_embeddings=positions,
-            **ids,
-        ),
-        "bloom": lambda: t.BloomConfig(hidden_size=WIDTH, n_layer=2, n_head=4, **ids),
-        "gpt_neo": lambda: t.GPTNeoConfig(
-            hidden_size=WIDTH,
-            num_layers=2,
-            num_heads=4,
-            attention_types=[[["local", "global"], 1]],
-            window_size=16,
-            max_position_embeddings=positions,
-            initializer_range=0.5,  # the default leaves a random model's choices too flat to differ
-            **ids,
-        ),
-        "mamba": lambda: t.MambaConfig(hidden_size=WIDTH, num_hidden_layers=2, **ids),
-        "gemma2": lambda: t.Gemma2Config(num_key_value_heads=2, head_dim=16, sliding_window=16, **usual),
-        "phi": lambda: t.PhiConfig(**usual),
-        "gpt_neox": lambda: t.GPTNeoXConfig(**usual),
-        "qwen2": lambda: t.Qwen2Config(num_key_value_heads=2, **usual),
-    }[kind]()
+    return architecture_configs(tokenizer, positions)[kind]()
 
 
 @pytest.fixture(scope="module")
@@ -145,8 +101,8 @@ def test_a_vision_language_gemma3_is_audited_on_its_language_model(texts, tokeni
     size = len(tokenizer)
     text = dict(
         vocab_size=size,
-        hidden_size=WIDTH,
-        intermediate_size=2 * WIDTH,
+        hidden_size=TINY_WIDTH,
+        intermediate_size=2 * TINY_WIDTH,
         num_hidden_layers=2,
         num_attention_heads=4,
         num_key_value_heads=2,
