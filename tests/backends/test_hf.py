@@ -381,6 +381,7 @@ def test_a_tokenizer_that_appends_end_of_text_has_it_left_off(tmp_path):
     begin, end = tokenizer.bos_token_id, tokenizer.eos_token_id
     assert begin != end
     plain = tokenizer(TEXTS[0], add_special_tokens=False)["input_ids"]
+    models = {}
     for template, kept in (("<s> $A <|endoftext|>", [begin, *plain]), ("$A <s>", [*plain, begin])):
         tokens = [("<s>", begin), ("<|endoftext|>", end)]
         tokenizer._tokenizer.post_processor = processors.TemplateProcessing(
@@ -390,8 +391,9 @@ def test_a_tokenizer_that_appends_end_of_text_has_it_left_off(tmp_path):
         assert model._encode_prompts([TEXTS[0]], chat=False) == [kept]
         (stats,) = model.score([TEXTS[0]])
         assert stats.num_tokens == len(kept) - 1
-    ended = TEXTS[0] + "<|endoftext|>"  # a text's own end-of-text is its own
-    assert model._encode_prompts([ended], chat=False)[0][-2:] == [end, begin]
+        models[template] = model
+    ended = TEXTS[0] + "<|endoftext|>"  # a text's own end-of-text is its own: only the appended one goes
+    assert models["<s> $A <|endoftext|>"]._encode_prompts([ended], chat=False) == [[begin, *plain, end]]
 
 
 def test_short_or_single_prompts_share_nothing():
