@@ -39,7 +39,6 @@ from __future__ import annotations
 
 import json
 import sys
-import zlib
 from pathlib import Path
 from typing import Any
 
@@ -47,7 +46,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from fsd import load, parser, questions_and_leaks
+from fsd import load, parser, questions_and_leaks, scores_of
 
 THRESHOLD = 2.5  # nats: CAMIA's smallest "count below" threshold
 EMBEDDING = 2  # approximate entropy's pattern length m
@@ -90,18 +89,12 @@ def table_for(model: Any, tokenizer: Any, texts: list[str]) -> dict[str, np.ndar
 
     from contamcheck.backends.hf import HFModel
 
-    backend = HFModel(model, tokenizer, "signals", "signals", "cpu", torch.float32)
-    rows, baselines = [], {"mean log-prob": [], "min-k++": [], "zlib": []}
-    for text, stat in zip(texts, backend.score(texts), strict=True):
-        logprobs = stat.logprobs.astype(np.float64)
-        rows.append(shape_signals(-logprobs))
-        z = (logprobs - stat.mean) / np.maximum(stat.std, 1e-6)
-        baselines["mean log-prob"].append(float(logprobs.mean()))
-        baselines["min-k++"].append(float(np.sort(z)[: max(1, int(0.2 * len(z)))].mean()))
-        baselines["zlib"].append(float(logprobs.sum()) / len(zlib.compress(text.encode())))
+    stats = HFModel(model, tokenizer, "signals", "signals", "cpu", torch.float32).score(texts)
+    rows = [shape_signals(-stat.logprobs.astype(np.float64)) for stat in stats]
     columns = {name: np.array([row[name] for row in rows]) for name in SIGNALS}
     columns["combined"] = np.mean([rankdata(values) for values in columns.values()], axis=0)
-    return columns | {name: np.array(values) for name, values in baselines.items()}
+    raw = scores_of(texts, stats)  # the audit's raw scores from the same pass
+    return columns | {"mean log-prob": raw["log-prob"], "min-k++": raw["min-k++"], "zlib": raw["zlib"]}
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -52,7 +52,11 @@ def scores(model: Any, tokenizer: Any, texts: list[str]) -> dict[str, np.ndarray
     from contamcheck.backends.hf import HFModel
 
     backend = HFModel(model, tokenizer, "fsd", "fsd", "cpu", torch.float32)
-    stats = backend.score(texts)
+    return scores_of(texts, backend.score(texts))
+
+
+def scores_of(texts: list[str], stats: list[Any]) -> dict[str, np.ndarray]:
+    """``scores`` from the texts' token statistics (``HFModel.score``'s), read once for other uses too."""
     mean_logprob, min_k_pp, zlib_ratio = [], [], []
     for text, stat in zip(texts, stats, strict=True):
         z = (stat.logprobs - stat.mean) / np.maximum(stat.std, 1e-6)
