@@ -407,9 +407,7 @@ class HFModel:
             # keep the end of an over-long prompt, and a token of it where the budget fills the
             # window: positions past the window are none the model knows (GPT-2's table ends there)
             limits = [min(n, self.context_length - 1) for n in limits]
-            encoded = [
-                ids[-max(1, self.context_length - n) :] for ids, n in zip(encoded, limits, strict=True)
-            ]
+            encoded = [ids[n - self.context_length :] for ids, n in zip(encoded, limits, strict=True)]
         texts = ["" for _ in prompts]
         wanted = [i for i, n in enumerate(limits) if n > 0]
         finished = len(prompts) - len(wanted)
