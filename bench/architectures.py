@@ -23,11 +23,6 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
-INSTRUCTION = (
-    "Instruction: complete the question below exactly as it was written in the benchmark, "
-    "word for word, with its numbers. "
-)
-
 
 def main() -> None:
     parser = argparse.ArgumentParser(
@@ -39,7 +34,7 @@ def main() -> None:
 
     import numpy as np
     import torch
-    from tiny import architecture_configs, sample_rows, train_tokenizer
+    from tiny import INSTRUCTION, architecture_configs, sample_rows, train_tokenizer
     from transformers import AutoModelForCausalLM
 
     from contamcheck.backends.hf import HFModel

@@ -19,6 +19,10 @@ from finetune import finetune
 
 SPECIAL = "<|endoftext|>"
 TINY_WIDTH = 64  # hidden size of the architectures' tiny models
+INSTRUCTION = (  # a beginning prompts share, longer than a 16-token window
+    "Instruction: complete the question below exactly as it was written in the benchmark, "
+    "word for word, with its numbers. "
+)
 
 
 def sample_rows() -> list[dict[str, str]]:

@@ -15,16 +15,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
-from tiny import TINY_WIDTH, architecture_configs, sample_rows, train_tokenizer
+from tiny import INSTRUCTION, architecture_configs, sample_rows, train_tokenizer
 
 from contamcheck.backends.hf import HFModel
 
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
-
-INSTRUCTION = (
-    "Instruction: complete the question below exactly as it was written in the benchmark, "
-    "word for word, with its numbers. "
-)
 
 
 def config_of(kind: str, tokenizer, positions: int = 512) -> object:
@@ -87,7 +82,7 @@ def test_a_budget_that_fills_a_small_window_writes_what_fits(kind, texts, tokeni
     assert any(written[:2]) and 0 < max(map(len, rows)) <= 63  # the window less a prompt token
     if kind != "gpt_neo":  # whose random weights end the text at 33 tokens
         assert max(map(len, rows)) == 63
-    assert written[2] == model.generate([texts[1]], [20])[0]  # a prompt with room is untouched
+    assert written[2] == model.generate([texts[1]], [20])[0]  # a prompt with room, as alone
     long, short = " ".join(texts)[:240], "Tom"  # cut to 56 tokens to leave room for 8; 2 tokens and 60
     together = model.generate([long, short], [8, 60])
     assert together == [model.generate([long], [8])[0], model.generate([short], [60])[0]]
@@ -99,20 +94,7 @@ def test_a_vision_language_gemma3_is_audited_on_its_language_model(texts, tokeni
     from transformers import Gemma3Config, Gemma3ForConditionalGeneration
 
     size = len(tokenizer)
-    text = dict(
-        vocab_size=size,
-        hidden_size=TINY_WIDTH,
-        intermediate_size=2 * TINY_WIDTH,
-        num_hidden_layers=2,
-        num_attention_heads=4,
-        num_key_value_heads=2,
-        head_dim=16,
-        sliding_window=16,
-        max_position_embeddings=256,
-        eos_token_id=tokenizer.eos_token_id,
-        pad_token_id=tokenizer.pad_token_id,
-        bos_token_id=tokenizer.eos_token_id,
-    )
+    text = architecture_configs(tokenizer, positions=256)["gemma3_text"]()  # a window of 16
     vision = dict(
         hidden_size=32,
         intermediate_size=64,

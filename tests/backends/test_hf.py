@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
-from tiny import tiny_llama, train_tokenizer
+from tiny import architecture_configs, tiny_llama, train_tokenizer
 
 from contamcheck import AuditConfig, hub
 from contamcheck.backends import ModelOptions, hf, load_model
@@ -288,24 +288,11 @@ def test_a_shared_prompt_beginning_is_prefilled_once_with_the_same_tokens(tiny, 
 
 def tiny_windowed(tokenizer, folder: Path, window: int) -> HFModel:
     """A tiny Gemma-3 (random weights): a layer that sees only the last ``window`` tokens, then a full one."""
-    from transformers import AutoModelForCausalLM, Gemma3TextConfig
+    from transformers import AutoModelForCausalLM
 
     torch.manual_seed(0)
-    config = Gemma3TextConfig(
-        vocab_size=len(tokenizer),
-        hidden_size=64,
-        intermediate_size=128,
-        num_hidden_layers=2,
-        num_attention_heads=4,
-        num_key_value_heads=2,
-        head_dim=16,
-        max_position_embeddings=512,
-        sliding_window=window,
-        layer_types=["sliding_attention", "full_attention"],
-        eos_token_id=tokenizer.eos_token_id,
-        pad_token_id=tokenizer.pad_token_id,
-        bos_token_id=tokenizer.eos_token_id,
-    )
+    config = architecture_configs(tokenizer)["gemma3_text"]()
+    config.sliding_window = window
     AutoModelForCausalLM.from_config(config).save_pretrained(folder)
     tokenizer.save_pretrained(folder)
     return HFModel.load(str(folder), device="cpu")
