@@ -404,3 +404,40 @@ def test_evidence_stored_after_a_clear_during_the_audit_keeps_the_models_name(tm
     pipeline.audit(config, progress=clear_once)
     assert cleared
     assert [entry["model"] for entry in EvidenceCache.inspect(folder)["models"]] == ["fake:clean"]
+
+
+def test_generations_stored_before_a_fix_changed_them_are_not_read_back(tmp_path, capsys):
+    """A fix that changes what a backend generates raises requests.GENERATION_REVISION: a text
+    stored under an earlier revision (here: the same keys written as before revision 2, with
+    another text) is computed again, and `cache info` counts it as no longer read."""
+    from importlib import resources
+
+    from contamcheck.evidence.requests import GENERATION_PREFIX, GenerateRequest
+
+    assert GenerateRequest("p", 8).key.startswith(GENERATION_PREFIX)
+    sample = resources.files("contamcheck.benchmarks").joinpath("data/sample.jsonl")
+    command = [f"fake:memorise={sample}", "sample", "-n", "20", "--tests", "completion", "--json", "--cache"]
+    code = main([*command, str(tmp_path)])
+    fresh = json.loads(capsys.readouterr().out)
+    computed = fresh["run"]["evidence"]["model"]["computed"]
+    database = sqlite3.connect(tmp_path / "evidence.sqlite3", isolation_level=None)
+    old = database.execute(
+        "SELECT namespace, 'generate:' || substr(key, ?), value, created FROM evidence "
+        "WHERE kind = 'generate'",
+        (len(GENERATION_PREFIX) + 1,),
+    ).fetchall()
+    database.execute("DELETE FROM evidence")
+    database.executemany(  # the earlier contamcheck's texts: its fault wrote other ones
+        "INSERT INTO evidence VALUES (?, ?, 'generate', ?, ?)",
+        [(namespace, key, b"an answer that ran on", created) for namespace, key, _, created in old],
+    )
+    database.close()
+    assert len(old) == computed > 0 and old[0][1].startswith("generate:0:")
+    assert main([*command, str(tmp_path)]) == code
+    again = json.loads(capsys.readouterr().out)
+    assert again["run"]["evidence"]["model"]["computed"] == computed  # none of the old read back
+    assert again["tests"] == fresh["tests"] and again["verdict"] == fresh["verdict"]
+    assert main(["cache", "info", "--cache", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert f": {2 * computed} entries ({computed} of them texts an earlier contamcheck" in out
+    assert "no longer read" in out

@@ -193,7 +193,13 @@ def show_cache(folder: str | None) -> int:
             if names[entry["model"]] > 1
             else ""
         )
-        console.print(escape(f"    {entry['model']}{which}: {entry['entries']} entries"))
+        unread = (
+            f" ({entry['unread']} of them texts an earlier contamcheck generated before a fix changed "
+            "them: no longer read; they go with the rest at `contamcheck cache clear`)"
+            if entry.get("unread")
+            else ""
+        )
+        console.print(escape(f"    {entry['model']}{which}: {entry['entries']} entries{unread}"))
         if entry["also"]:
             console.print(escape(f"      (also audited as {', '.join(entry['also'])})"))
     converted = summary["converted"]

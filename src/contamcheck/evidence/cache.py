@@ -34,6 +34,7 @@ import numpy as np
 
 from ..backends.base import TokenStats
 from ..errors import InputError, RuntimeFailure
+from .requests import GENERATION_PREFIX
 from .store import Value
 
 SCHEMA_VERSION = 1
@@ -595,15 +596,17 @@ def _summarise(db: sqlite3.Connection | None, folder: Path) -> dict[str, Any]:
     """Evidence entries per model in ``db`` (none without one) and the bytes of each part of ``folder``."""
     rows = (
         db.execute(
-            "SELECT e.namespace, COUNT(*), MIN(e.created), MAX(e.created), m.info FROM evidence e "
+            "SELECT e.namespace, COUNT(*), MIN(e.created), MAX(e.created), m.info, "
+            "SUM(e.kind = 'generate' AND substr(e.key, 1, ?) != ?) FROM evidence e "
             "LEFT JOIN models m ON m.namespace = e.namespace "
-            "GROUP BY e.namespace ORDER BY MAX(e.created) DESC"
+            "GROUP BY e.namespace ORDER BY MAX(e.created) DESC",
+            (len(GENERATION_PREFIX), GENERATION_PREFIX),
         ).fetchall()
         if db is not None and _has_table(db, "evidence") and _has_table(db, "models")
         else []
     )
     per_model = []
-    for namespace, count, first, last, info in rows:
+    for namespace, count, first, last, info, unread in rows:
         stored = json.loads(info) if info else {}
         name = stored.get("name", namespace.split("|")[0])
         names = [other for other in stored.get("names", []) if other != name]
@@ -613,6 +616,8 @@ def _summarise(db: sqlite3.Connection | None, folder: Path) -> dict[str, Any]:
                 "also": names,  # others that reached the same evidence (another address, a copy)
                 "namespace": namespace,
                 "entries": count,
+                # generations stored before a fix changed them (requests.GENERATION_REVISION)
+                "unread": int(unread or 0),
                 "first": first,
                 "last": last,
             }

@@ -6,6 +6,18 @@ import hashlib
 from dataclasses import dataclass
 from typing import Literal
 
+# Raised when a fix changes what a backend generates for the same prompt, so that a generation stored
+# before it is not read back as today's (it stays in the file, counted by `cache info`, until
+# `cache clear`). Scores have none yet: the fixes that changed one (a tokenizer that appends an
+# end-of-text, a text past a vision-language model's window) met few stored scores, and a revision
+# would lose them all.
+# 2 (2026-12-07): in-process generation stops at every end token the model's generation config
+#   names (an instruct model's end of turn: Gemma's answers ran on past it), no longer shares a
+#   prompt beginning in a batch that outgrows a sliding attention window, and leaves off an
+#   end-of-text the tokenizer appends to the prompt.
+GENERATION_REVISION = 2
+GENERATION_PREFIX = f"generate:r{GENERATION_REVISION}:"
+
 
 def text_hash(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
@@ -38,7 +50,7 @@ class GenerateRequest:
 
     @property
     def key(self) -> str:
-        return f"generate:{int(self.chat)}:{self.max_new_tokens}:{text_hash(self.prompt)}"
+        return f"{GENERATION_PREFIX}{int(self.chat)}:{self.max_new_tokens}:{text_hash(self.prompt)}"
 
     @property
     def length(self) -> int:
