@@ -429,7 +429,9 @@ def test_log_probs_a_position_late_are_refused_and_generation_still_runs(llama_c
 class _Gateway(http.server.BaseHTTPRequestHandler):
     """Forwards to vLLM, answering with ``refusals[n]`` instead where the n-th request has one (a
     status and a Retry-After value or None); every request's path and whether it was refused go into
-    ``seen``. A real busy proxy or rate limiter in front of a real server, as met in deployments."""
+    ``seen``. A real busy proxy or rate limiter in front of a real server, as met in deployments.
+    Only the API root's paths are passed on (no ``/tokenize``) unless ``tokenize``; ``window``, when
+    set, is the context window the model list gives instead of vLLM's."""
 
     # set per test, on a subclass (the ``gateway`` fixture)
     upstream: ClassVar[str] = ""
@@ -437,6 +439,8 @@ class _Gateway(http.server.BaseHTTPRequestHandler):
     refusals: ClassVar[dict[int, tuple[int, str | None]]] = {}
     seen: ClassVar[list[tuple[str, int]]] = []
     lock: ClassVar[threading.Lock] = threading.Lock()
+    tokenize: ClassVar[bool] = False
+    window: ClassVar[int | None] = None
 
     def _answer(self) -> None:
         body = self.rfile.read(int(self.headers.get("Content-Length") or 0)) or None
@@ -452,14 +456,19 @@ class _Gateway(http.server.BaseHTTPRequestHandler):
             self.wfile.write(json.dumps({"error": {"message": "busy, try again"}}).encode())
             return
         headers = {k: v for k, v in self.headers.items() if k.lower() in ("authorization", "content-type")}
-        request = urllib.request.Request(
-            self.upstream + self.path.removeprefix("/v1"), data=body, headers=headers, method=self.command
-        )
+        url = self.upstream + self.path.removeprefix("/v1")
+        if self.tokenize and self.path == "/tokenize":
+            url = self.upstream.removesuffix("/v1") + self.path
+        request = urllib.request.Request(url, data=body, headers=headers, method=self.command)
         try:
             with urllib.request.urlopen(request, timeout=120) as reply:
                 status, payload = 200, reply.read()
         except urllib.error.HTTPError as error:  # the upstream's refusal, passed on
             status, payload = error.code, error.read()
+        if self.window and self.path == "/v1/models" and status == 200:
+            listed = json.loads(payload)
+            listed["data"][0]["max_model_len"] = self.window
+            payload = json.dumps(listed).encode()
         self.send_response(status)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(payload)))
@@ -537,6 +546,26 @@ def test_without_tokenize_a_crowded_prompt_keeps_the_servers_generation(gateway,
         served.generate([too_long], [12])
     assert f"{gateway.url.removesuffix('/v1')}/tokenize did not give (HTTP 404)" in str(raised.value)
     assert [path for path, _ in gateway.seen].count("/tokenize") == 1  # not asked again
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("prompt", "chat"), [("The capital of France is", False), ("Say hi.", True)])
+def test_a_budget_longer_than_the_window_is_the_window_less_one_token_as_in_process(
+    gateway, in_process, monkeypatch, prompt, chat
+):
+    """vLLM refuses a budget longer than its window (0.32, HTTP 400: "max_tokens=300 cannot be
+    greater than max_model_len=256"), which stopped the audit; in-process, the budget is the window
+    less one token, and the prompt's last token is kept. Here the gateway gives a window of 64
+    tokens (vLLM's is 2,048), so that the budget is generated in seconds, and passes /tokenize on."""
+    gateway.window, gateway.tokenize = 64, True
+    served = load_model(f"openai:{gateway.url}")
+    assert served.context_length == 64
+    monkeypatch.setattr(in_process, "context_length", 64)
+    [remote] = served.generate([prompt], [100], chat=chat)  # was 100 tokens after the last prompt token
+    [local] = in_process.generate([prompt], [100], chat=chat)
+    assert (
+        remote == local and 0 < len(in_process.tokenizer(local, add_special_tokens=False)["input_ids"]) <= 63
+    )
 
 
 @pytest.mark.slow

@@ -24,7 +24,8 @@ and the tests that only generate still run on it. OpenAI's own API gives none.
   recall the completion test looks for), raw text on ``/v1/completions``, or one user message on
   ``/v1/chat/completions`` for chat prompts (raw text when the server has no chat template). A
   prompt that leaves less than its budget of new tokens in the context window (vLLM then writes
-  fewer, or refuses a prompt longer than the window) is cut to its last tokens, as in-process: its
+  fewer, or refuses a prompt longer than the window) is cut to its last tokens, as in-process (and a
+  budget longer than the window is the window less one prompt token, as in-process): its
   token ids (the chat template applied) come from ``/tokenize`` and go to ``/v1/completions``.
   A crowded prompt is seen by ``usage.prompt_tokens`` against the window the model list gives
   (vLLM's ``max_model_len``); a refused one by the refusal. Without ``/tokenize``, a prompt the
@@ -301,6 +302,10 @@ class ServerModel:
 
     def _generate_one(self, prompt: str, budget: int, chat: bool) -> str:
         budget = int(budget)  # a numpy integer is not JSON
+        if self.context_length:
+            # as in-process: at most the window less one prompt token (vLLM refuses a budget longer
+            # than its window, which stopped the audit)
+            budget = min(budget, self.context_length - 1)
         if budget <= 0:
             return ""
         try:
@@ -353,6 +358,7 @@ class ServerModel:
         else:
             body |= {"prompt": prompt, "add_special_tokens": True}  # as /completions does
         tokens, window = self._tokenize(body, refused)
+        budget = min(budget, window - 1)  # where only /tokenize told the window
         cut = tokens[-max(1, window - budget) :]
         return self._text(self._complete({"model": self.name, "max_tokens": budget, "prompt": cut}))
 
