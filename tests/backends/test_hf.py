@@ -456,6 +456,26 @@ def test_chat_without_a_template_falls_back_to_raw_text(tiny):
     assert tiny.generate(["A baker sells 48"], [4], chat=True) == tiny.generate(["A baker sells 48"], [4])
 
 
+# The end of Qwen3's chat template, as SmolLM3's and GLM-4.5's read the same variable.
+THINKING_TEMPLATE = (
+    "{% for message in messages %}<|user|>{{ message.content }}\n{% endfor %}"
+    "{% if add_generation_prompt %}<|assistant|>"
+    "{% if enable_thinking is defined and enable_thinking is false %}<think>\n\n</think>\n\n{% endif %}"
+    "{% endif %}"
+)
+
+
+def test_a_chat_template_is_told_not_to_reason_first(tiny, monkeypatch):
+    """A model that reasons before it answers (Qwen3) spent the guided test's budget on its
+    reasoning: its template is rendered with enable_thinking=False, which others ignore."""
+    monkeypatch.setattr(tiny.tokenizer, "chat_template", THINKING_TEMPLATE)
+    [prompt] = tiny._encode_prompts(["Finish the SECOND PIECE."], chat=True)
+    assert tiny.tokenizer.decode(prompt).endswith("<|assistant|><think>\n\n</think>\n\n")
+    monkeypatch.setattr(tiny.tokenizer, "chat_template", THINKING_TEMPLATE.replace("enable_thinking", "x"))
+    [prompt] = tiny._encode_prompts(["Finish the SECOND PIECE."], chat=True)
+    assert tiny.tokenizer.decode(prompt).endswith("<|assistant|>")  # a template without the switch
+
+
 def test_settings_and_identity(tiny):
     assert tiny.settings()["dtype"] == "float32" and tiny.settings()["device"] == "cpu"
     assert tiny.num_parameters() > 0

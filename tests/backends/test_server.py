@@ -270,6 +270,7 @@ def test_the_server_gives_the_in_process_numbers(vllm_server, in_process):
     prompts = ["The capital of France is", "def fibonacci(n):"]
     assert served.generate(prompts, [8, 12]) == in_process.generate(prompts, [8, 12])
     assert served.generate(["Say hi."], [6], chat=True) == in_process.generate(["Say hi."], [6], chat=True)
+    assert isinstance(served, ServerModel) and served._extras  # vLLM takes the template's variables
     again = ServerModel(parse_spec(f"openai:{vllm_server}#smollm2"))
     assert again.identity == served.identity and served.identity.startswith("openai:")
 

@@ -8,6 +8,12 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 
+# Variables every chat template is rendered with. A model that reasons before it answers (Qwen3,
+# SmolLM3, GLM-4.5) does so unless its template is told otherwise, and spent the guided test's
+# budget, about as many tokens as the answer, on its reasoning; templates without the switch ignore
+# it. vLLM takes them as ``chat_template_kwargs``.
+CHAT_TEMPLATE_VARIABLES = {"enable_thinking": False}
+
 
 @dataclass(frozen=True)
 class TokenStats:

@@ -38,7 +38,7 @@ import numpy as np
 
 from .. import hub
 from ..errors import InputError, ModelLoadError, RuntimeFailure
-from .base import ModelDescription, TokenStats
+from .base import CHAT_TEMPLATE_VARIABLES, ModelDescription, TokenStats
 
 HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*(/[\w.-]+)?$")
 WEIGHT_SUFFIXES = (".safetensors", ".bin", ".pt", ".pth", ".gguf", ".h5", ".msgpack")
@@ -646,7 +646,10 @@ class HFModel:
             return prompt
         return str(
             self.tokenizer.apply_chat_template(
-                [{"role": "user", "content": prompt}], tokenize=False, add_generation_prompt=True
+                [{"role": "user", "content": prompt}],
+                tokenize=False,
+                add_generation_prompt=True,
+                **CHAT_TEMPLATE_VARIABLES,
             )
         )
 

@@ -22,7 +22,8 @@ and the tests that only generate still run on it. OpenAI's own API gives none.
 * **Generations** are greedy: temperature 0 with every penalty off (a server may otherwise apply
   the model's own ``generation_config.json``, whose repetition penalty would hold back the verbatim
   recall the completion test looks for), raw text on ``/v1/completions``, or one user message on
-  ``/v1/chat/completions`` for chat prompts (raw text when the server has no chat template). A
+  ``/v1/chat/completions`` for chat prompts, reasoning off as in-process (``CHAT_TEMPLATE_VARIABLES``;
+  raw text when the server has no chat template). A
   prompt that leaves less than its budget of new tokens in the context window (vLLM then writes
   fewer, or refuses a prompt longer than the window) is cut to its last tokens, as in-process (and a
   budget longer than the window is the window less one prompt token, as in-process): its
@@ -66,7 +67,7 @@ from urllib.parse import urlsplit, urlunsplit
 import numpy as np
 
 from ..errors import InputError, ModelLoadError, RuntimeFailure
-from .base import ModelDescription, TokenStats
+from .base import CHAT_TEMPLATE_VARIABLES, ModelDescription, TokenStats
 
 PREFIX = "openai:"
 SPEC_FORMAT = "openai:URL[#MODEL], e.g. openai:http://127.0.0.1:8000/v1"
@@ -83,6 +84,7 @@ API_KEY_VARIABLES = ("CONTAMCHECK_API_KEY", "VLLM_API_KEY")
 # for a server that refuses fields it does not know).
 GREEDY = {"temperature": 0, "top_p": 1, "presence_penalty": 0, "frequency_penalty": 0}
 NO_REPETITION_PENALTY = {"repetition_penalty": 1.0, "repeat_penalty": 1.0}
+CHAT_EXTRAS = {"chat_template_kwargs": CHAT_TEMPLATE_VARIABLES}  # vLLM's: the template's variables
 SERVED_WITH_LOGPROBS = "vLLM's server gives them where they stand (docs/validation/server-alignment.md)"
 ALIGNMENT_TOLERANCE = 0.3  # nats: kernels differ between a generation and a prefill; a shift is several
 # Ordinary English with numbers, punctuation and a name: every tokenizer splits it differently, and
@@ -355,6 +357,7 @@ class ServerModel:
         if chat and self._chat:  # the template's text, its special tokens included, as in-process
             messages = [{"role": "user", "content": prompt}]
             body |= {"messages": messages, "add_generation_prompt": True, "add_special_tokens": False}
+            body |= CHAT_EXTRAS
         else:
             body |= {"prompt": prompt, "add_special_tokens": True}  # as /completions does
         tokens, window = self._tokenize(body, refused)
@@ -510,12 +513,15 @@ class ServerModel:
     # -- HTTP ---------------------------------------------------------------------------------------
 
     def _complete(self, body: dict[str, Any], path: str = "/completions", raw_errors: bool = False) -> Any:
-        """A greedy completion request; the penalties' fields go once the server refuses them."""
-        extras = NO_REPETITION_PENALTY if self._extras else {}
+        """A greedy completion request; the fields of vLLM and llama.cpp (the penalties, the chat
+        template's variables) go once the server refuses them."""
+        extras = {**NO_REPETITION_PENALTY, **(CHAT_EXTRAS if path == "/chat/completions" else {})}
+        if not self._extras:
+            extras = {}
         try:
             return self._post(path, {**body, **GREEDY, **extras}, raw_errors=True)
         except _ClientError as exc:
-            named = any(field in exc.message for field in NO_REPETITION_PENALTY)
+            named = any(field in exc.message for field in extras)
             if extras and exc.status in (400, 422) and (named or "extra" in exc.message.lower()):
                 self._extras = False  # a strict server: the standard fields only
                 return self._complete(body, path, raw_errors)
