@@ -194,8 +194,9 @@ def show_cache(folder: str | None) -> int:
             else ""
         )
         unread = (
-            f" ({entry['unread']} of them texts an earlier contamcheck generated before a fix changed "
-            "them: no longer read; they go with the rest at `contamcheck cache clear`)"
+            f" ({entry['unread']} of them texts another contamcheck version generated, before or since "
+            "a fix changed such texts: not read by this one; they go with the rest at "
+            "`contamcheck cache clear`)"
             if entry.get("unread")
             else ""
         )
