@@ -154,16 +154,35 @@ def without_chat_template(folder: Path) -> Path:
     return folder
 
 
+def appending_end_of_text(folder: Path) -> Path:
+    """The folder with a tokenizer that appends its end-of-text to every text, as one saved with
+    ``add_eos_token`` does (some fine-tunes' are)."""
+    path = folder / "tokenizer.json"
+    tokenizer = json.loads(path.read_text())
+    end = json.loads((folder / "tokenizer_config.json").read_text())["eos_token"]
+    [end_id] = [token["id"] for token in tokenizer["added_tokens"] if token["content"] == end]
+    text, ending = {"Sequence": {"id": "A", "type_id": 0}}, {"SpecialToken": {"id": end, "type_id": 0}}
+    tokenizer["post_processor"] = {
+        "type": "TemplateProcessing",
+        "single": [text, ending],
+        "pair": [text, {"Sequence": {"id": "B", "type_id": 1}}, ending],
+        "special_tokens": {end: {"id": end, "ids": [end_id], "tokens": [end]}},
+    }
+    path.write_text(json.dumps(tokenizer))
+    return folder
+
+
 def vllm_server(
     tmp_path_factory: pytest.TempPathFactory, smollm2_cache: Path, base_model: bool = False
 ) -> Iterator[str]:
     """vLLM's OpenAI-compatible server on SmolLM2, from a copy of the folder contamcheck converts its
     GGUF to (the one in the cache folder ``smollm2_cache``: ``served_copy``); ``base_model`` serves
-    it without its chat template, as a base model is."""
+    it without its chat template, as a base model is, and with a tokenizer that appends its
+    end-of-text (``appending_end_of_text``), as a fine-tune's may be: one server for both."""
     require_servers()
     folder = served_copy(smollm2_cache, tmp_path_factory.mktemp("served"))
     if base_model:
-        without_chat_template(folder)
+        appending_end_of_text(without_chat_template(folder))
     port = free_port()
     command = [str(SERVER_PYTHON), "-m", "vllm.entrypoints.openai.api_server", "--model", str(folder)]
     command += ["--served-model-name", "smollm2", "--dtype", "float32", "--max-model-len", "2048"]

@@ -161,14 +161,18 @@ class _Recorded(http.server.BaseHTTPRequestHandler):
         self._reply({"data": self.models})
 
     def do_POST(self) -> None:
-        prompt = json.loads(self.rfile.read(int(self.headers["Content-Length"]))).get("prompt")
+        self._reply(
+            self._echo(json.loads(self.rfile.read(int(self.headers["Content-Length"]))).get("prompt"))
+        )
+
+    def _echo(self, prompt: object) -> dict[str, object]:
         probe = {key: list(values) for key, values in ECHOES[self.echo]["probe"].items()}
         is_probe = isinstance(prompt, str) and prompt.startswith(PROBE)
         if self.echo == "vllm" and is_probe == self.bad_in_probe:
             probe["token_logprobs"][5] = self.bad
         text = "".join(probe["tokens"])
         count = len(probe["tokens"])
-        self._reply({"choices": [{"text": text, "logprobs": probe}], "usage": {"prompt_tokens": count}})
+        return {"choices": [{"text": text, "logprobs": probe}], "usage": {"prompt_tokens": count}}
 
 
 @pytest.fixture
@@ -211,6 +215,79 @@ def test_a_served_model_list_read_loosely_and_an_empty_one_named(recorded):
     for url in (recorded.url, recorded.url + "#m"):
         with pytest.raises(ModelLoadError, match=r"lists no models .*is a model loaded"):
             load_model(url)
+
+
+class _Strict(_Recorded):
+    """vLLM's recorded echo for the probe, a server that refuses the chat template's variables
+    (HTTP 422, as OpenAI's API refuses a field it does not know) and has no /tokenize; every
+    request's path and body go into ``sent``."""
+
+    models: ClassVar[list[dict[str, object]]] = [{"id": "m", "max_model_len": 64}]
+    sent: ClassVar[list[tuple[str, dict[str, object]]]] = []
+
+    def do_POST(self) -> None:
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        self.sent.append((self.path, body))
+        if self.path == "/tokenize":
+            self.send_error(404)
+        elif "chat_template_kwargs" in body:
+            data = json.dumps({"error": {"message": "Unrecognized request argument: chat_template_kwargs"}})
+            self.send_response(422)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data.encode())
+        elif self.path.endswith("/chat/completions"):
+            self._reply({"choices": [{"message": {"content": "Hi."}}], "usage": {"prompt_tokens": 9}})
+        elif body.get("echo"):
+            self._reply(self._echo(body.get("prompt")))
+        else:
+            self._reply({"choices": [{"text": " and on"}], "usage": {"prompt_tokens": 3}})
+
+
+@pytest.fixture
+def strict() -> Iterator[type[_Strict]]:
+    class Handler(_Strict):
+        pass
+
+    Handler.sent = []  # this test's own
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    Handler.url = f"openai:http://127.0.0.1:{server.server_address[1]}/v1"  # type: ignore[attr-defined]
+    try:
+        yield Handler
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_a_server_that_refuses_the_template_variables_keeps_the_penalties(strict):
+    """Each group of fields that only some servers take is dropped on its own: the chat template's
+    variables refused on a chat request, the completions still ask for no repetition penalty (one
+    switch for both changed the completion test's texts partway through an audit)."""
+    served = load_model(strict.url)
+    assert served.generate(["Say hi."], [6], chat=True) == ["Hi."]
+    assert served.generate(["Say hi."], [6], chat=True) == ["Hi."]
+    assert served.generate(["Go on"], [6]) == [" and on"]
+    chats = [body for path, body in strict.sent if path.endswith("/chat/completions")]
+    assert [("chat_template_kwargs" in body, body["repetition_penalty"]) for body in chats] == [
+        (True, 1.0),
+        (False, 1.0),  # the refused request, sent again without the variables
+        (False, 1.0),
+    ]
+    assert strict.sent[-1][1]["repetition_penalty"] == 1.0 and isinstance(served, ServerModel)
+    assert served._refused == {"template"}
+
+
+def test_a_budget_longer_than_the_served_window_is_the_window_less_one_token(strict):
+    served = load_model(strict.url)  # its model list gives a window of 64 tokens
+    assert served.generate(["Go on"], [100]) == [" and on"]
+    generated = [body for path, body in strict.sent if path == "/v1/completions" and not body.get("echo")]
+    assert (
+        generated[-1]["max_tokens"] == 63
+    )  # 100 was refused by vLLM: "cannot be greater than max_model_len"
+    assert served.generate(["Go on"], [0]) == [""] and served.generate(["Go on"], [63]) == [" and on"]
 
 
 def test_tests_that_cannot_run_on_a_server_alone_are_refused_at_once(recorded, capsys):
@@ -263,6 +340,7 @@ def test_the_server_gives_the_in_process_numbers(vllm_server, in_process):
     assert served.name == "smollm2" and served.context_length == 2048
     # the window decides a long text's score, so it is part of the cache key
     assert served.settings() == {"backend": "openai", "context_window": "2048"}
+    assert isinstance(served, ServerModel) and served._appended == []  # SmolLM2 appends nothing
     for remote, local in zip(served.score(TEXTS), in_process.score(TEXTS), strict=True):
         assert remote.num_tokens == local.num_tokens
         np.testing.assert_allclose(remote.logprobs, local.logprobs, atol=2e-3)
@@ -270,7 +348,7 @@ def test_the_server_gives_the_in_process_numbers(vllm_server, in_process):
     prompts = ["The capital of France is", "def fibonacci(n):"]
     assert served.generate(prompts, [8, 12]) == in_process.generate(prompts, [8, 12])
     assert served.generate(["Say hi."], [6], chat=True) == in_process.generate(["Say hi."], [6], chat=True)
-    assert isinstance(served, ServerModel) and served._extras  # vLLM takes the template's variables
+    assert isinstance(served, ServerModel) and not served._refused  # vLLM takes the template's variables
     again = ServerModel(parse_spec(f"openai:{vllm_server}#smollm2"))
     assert again.identity == served.identity and served.identity.startswith("openai:")
 
@@ -381,7 +459,8 @@ def test_the_readmes_lines_for_a_served_model_run(
 
 @pytest.fixture(scope="module")
 def base_vllm_server(tmp_path_factory, request):
-    """vLLM on SmolLM2 with its chat template taken away, as a base model is served."""
+    """vLLM on SmolLM2 with its chat template taken away, as a base model is served, and a tokenizer
+    that appends its end-of-text to every text."""
     servers.require_servers()  # before SmolLM2 is dequantised (40-50 s): a skip takes no time
     yield from servers.vllm_server(
         tmp_path_factory, request.getfixturevalue("smollm2_cache"), base_model=True
@@ -401,6 +480,33 @@ def test_a_server_without_a_chat_template_gets_raw_text_as_in_process(base_vllm_
     assert isinstance(served, ServerModel) and not served._chat  # asked once, told, not asked again
     assert chat == local.generate(prompts, budgets, chat=True) == local.generate(prompts, budgets)
     assert served.generate(prompts, budgets, chat=True) == chat
+
+
+@pytest.mark.slow
+def test_an_end_of_text_the_served_tokenizer_appends_is_left_off_as_in_process(
+    base_vllm_server, request, monkeypatch
+):
+    """vLLM tokenizes a text prompt with the tokenizer's special tokens: one saved with add_eos_token
+    ended every completion prompt with end-of-text (where the model starts a new document) and scored
+    it with each text. Left off, the served numbers are those of the same weights whose tokenizer
+    appends nothing; a cut prompt and a long text's beginning too."""
+    served = load_model(f"openai:{base_vllm_server}")
+    local = request.getfixturevalue("in_process")  # once the server is up (a skip first)
+    assert isinstance(served, ServerModel) and served._appended == [local.tokenizer.eos_token_id]
+    assert served.settings()["appended_end"] == "left off"  # the numbers changed: another cache key
+    for remote, here in zip(served.score(TEXTS), local.score(TEXTS), strict=True):
+        assert remote.num_tokens == here.num_tokens
+        np.testing.assert_allclose(remote.logprobs, here.logprobs, atol=2e-3)
+    prompts = ["The capital of France is", "def fibonacci(n):"]
+    assert served.generate(prompts, [8, 12]) == local.generate(prompts, [8, 12])
+    monkeypatch.setattr(local, "context_length", 2048)  # the server's window
+    crowded = counting(local, 2048 - 30, chat=False)
+    assert served.generate([crowded], [40]) == local.generate([crowded], [40])
+    long_text = " ".join([TEXTS[0]] * 150)
+    [remote] = served.score([long_text])
+    monkeypatch.setattr(local, "context_length", 2047)  # beside the one token an echo generates
+    [here] = local.score([long_text])
+    assert remote.truncated and remote.num_tokens == here.num_tokens == 2046
 
 
 @pytest.mark.slow

@@ -15,10 +15,10 @@ and the tests that only generate still run on it. OpenAI's own API gives none.
   distribution, so μ_t and σ_t are None and Min-K%++ is skipped with that reason. A text the
   server refuses as longer than its context window is scored on its first tokens, as in-process,
   sent as token ids from vLLM's own ``/tokenize`` (the OpenAI API has none: there the refusal
-  stops the audit, saying what to do), and marked truncated. Not as in-process: a tokenizer that
-  appends an end-of-text token to every text (saved with ``add_eos_token``) keeps it here, since
-  the server tokenizes the text, so such a model's scores and completion prompts end with it
-  (in-process it is left off: ``HFModel._encode``).
+  stops the audit, saying what to do), and marked truncated. A tokenizer that appends an
+  end-of-text token to every text (saved with ``add_eos_token``) would end each scored text and
+  completion prompt with it, since the server tokenizes them: found on vLLM (``_appended_end``),
+  such texts go as token ids from ``/tokenize`` without it, as in-process (``HFModel._encode``).
 * **Generations** are greedy: temperature 0 with every penalty off (a server may otherwise apply
   the model's own ``generation_config.json``, whose repetition penalty would hold back the verbatim
   recall the completion test looks for), raw text on ``/v1/completions``, or one user message on
@@ -79,12 +79,16 @@ MAX_REPLY_BYTES = 64 * 2**20
 RETRY_STATUS = frozenset({429, 500, 502, 503, 504})
 MAX_RETRY_AFTER_S = 30.0
 TOO_LITTLE_ROOM = "A prompt leaves too little of the server's context window for its generation."
+APPENDED_END = "The served tokenizer appends an end-of-text to every text, which is left off."
 API_KEY_VARIABLES = ("CONTAMCHECK_API_KEY", "VLLM_API_KEY")
 # Greedy, and nothing else: the standard fields, then vLLM's and llama.cpp's own penalties (dropped
 # for a server that refuses fields it does not know).
 GREEDY = {"temperature": 0, "top_p": 1, "presence_penalty": 0, "frequency_penalty": 0}
 NO_REPETITION_PENALTY = {"repetition_penalty": 1.0, "repeat_penalty": 1.0}
 CHAT_EXTRAS = {"chat_template_kwargs": CHAT_TEMPLATE_VARIABLES}  # vLLM's: the template's variables
+# each group is dropped on its own once the server refuses it (a chat request's template variables
+# must not take the completions' penalties with them)
+EXTRA_FIELDS: dict[str, dict[str, Any]] = {"penalties": NO_REPETITION_PENALTY, "template": CHAT_EXTRAS}
 SERVED_WITH_LOGPROBS = "vLLM's server gives them where they stand (docs/validation/server-alignment.md)"
 ALIGNMENT_TOLERANCE = 0.3  # nats: kernels differ between a generation and a prefill; a shift is several
 # Ordinary English with numbers, punctuation and a name: every tokenizer splits it differently, and
@@ -161,7 +165,7 @@ class ServerModel:
         self._key_variable = given[0] if api_key is None and given else None
         self._api_key = api_key if api_key is not None else (os.environ[given[0]] if given else None)
         self._chat = True  # until the server says it has no chat template
-        self._extras = True  # until the server refuses the penalties it does not know
+        self._refused: set[str] = set()  # the groups of EXTRA_FIELDS the server refused
         self.cannot_score: str | None = None  # why its log-probs can't be used, if they can't
         self._answered = False  # a refused connection is retried once the server has answered
         self._no_tokenize: str | None = None  # why /tokenize can't help, once it could not
@@ -176,7 +180,9 @@ class ServerModel:
             length = None
         self.context_length = length
         self._where = [self.name, str(entry.get("root") or ""), str(entry.get("parent") or "")]
+        self._appended: list[int] = []  # an end-of-text the served tokenizer appends, left off
         self.identity = self._fingerprint()
+        self._appended = self._appended_end()
 
     # -- the protocol -------------------------------------------------------------------------------
 
@@ -223,7 +229,9 @@ class ServerModel:
     def settings(self) -> dict[str, str]:
         # the window decides what a long text's score is (its first tokens): part of the cache key
         window = {"context_window": str(self.context_length)} if self.context_length else {}
-        return {"backend": "openai", **window}
+        # as does an appended end-of-text, left off since 2026-12-07 (the probe's numbers are unchanged)
+        end = {"appended_end": "left off"} if self._appended else {}
+        return {"backend": "openai", **window, **end}
 
     # -- requests -----------------------------------------------------------------------------------
 
@@ -231,12 +239,49 @@ class ServerModel:
         if not text:
             return TokenStats(logprobs=np.zeros(0))
         try:
-            reply = self._complete(self._echo_request(text), raw_errors=True)
+            reply = self._complete(self._echo_request(self._prompt(text)), raw_errors=True)
         except _ClientError as exc:
             if not exc.too_long:
                 raise exc.failure from None
             return self._score_beginning(text, exc)
         return self._stats(reply)
+
+    def _prompt(self, text: str) -> str | list[int]:
+        """A text as a prompt: as it is, or as token ids without the end-of-text the served
+        tokenizer appends (``_appended_end``), as in-process."""
+        if not self._appended:
+            return text
+        body = {"model": self.name, "prompt": text, "add_special_tokens": True}  # as /completions does
+        tokens, _ = self._tokenize(body, APPENDED_END)
+        return tokens[: -len(self._appended)] if tokens[-len(self._appended) :] == self._appended else tokens
+
+    def _appended_end(self) -> list[int]:
+        """``[token]`` where the served tokenizer appends one token to every text and the server
+        stops generating at it (an end-of-text: some fine-tunes' tokenizers are saved with
+        ``add_eos_token``), else ``[]``. Told as in-process (``hf._appended_end``), by a text's
+        tokens with and without special tokens from vLLM's ``/tokenize``, and by a generation of one
+        token allowed only that one (``allowed_token_ids``: "stop" at an end token, else "length").
+        Without ``/tokenize`` (another server): ``[]``, and the token stays."""
+        try:
+            marked, _ = self._tokenize({"model": self.name, "prompt": "a", "add_special_tokens": True}, "")
+            plain, _ = self._tokenize({"model": self.name, "prompt": "a", "add_special_tokens": False}, "")
+        except (ModelLoadError, RuntimeFailure):  # no /tokenize (_NoTokenize), or it failed: as before
+            return []
+        start = next(
+            (i for i in range(len(marked) - len(plain) + 1) if marked[i : i + len(plain)] == plain), None
+        )
+        if not plain or start is None or len(marked) != start + len(plain) + 1:
+            return []
+        appended = marked[-1:]
+        try:
+            reply = self._complete(
+                {"model": self.name, "prompt": plain, "max_tokens": 1, "allowed_token_ids": appended},
+                raw_errors=True,
+            )
+            stopped = reply["choices"][0]["finish_reason"] == "stop"
+        except (_ClientError, KeyError, IndexError, TypeError):
+            return []  # a server that can't say: the token stays, as before
+        return appended if stopped else []
 
     def _score_beginning(self, text: str, refused: _ClientError) -> TokenStats:
         """A text longer than the context window: its first tokens, as many as fit beside the one
@@ -346,7 +391,7 @@ class ServerModel:
                     self._chat = False  # a base model without a chat template: raw text, as in-process
             except (KeyError, IndexError, TypeError):
                 raise self._shape_error(reply) from None
-        reply = self._complete({**request, "prompt": prompt}, raw_errors=True)
+        reply = self._complete({**request, "prompt": self._prompt(prompt)}, raw_errors=True)
         return self._text(reply), _prompt_tokens(reply)
 
     def _generate_from_end(self, prompt: str, budget: int, chat: bool, refused: str) -> str:
@@ -357,11 +402,16 @@ class ServerModel:
         if chat and self._chat:  # the template's text, its special tokens included, as in-process
             messages = [{"role": "user", "content": prompt}]
             body |= {"messages": messages, "add_generation_prompt": True, "add_special_tokens": False}
-            body |= CHAT_EXTRAS
+            if "template" not in self._refused:  # as the chat request is rendered
+                body |= CHAT_EXTRAS
         else:
             body |= {"prompt": prompt, "add_special_tokens": True}  # as /completions does
         tokens, window = self._tokenize(body, refused)
+        if "prompt" in body and self._appended and tokens[-len(self._appended) :] == self._appended:
+            del tokens[-len(self._appended) :]  # as in-process (``_prompt``)
         budget = min(budget, window - 1)  # where only /tokenize told the window
+        if budget <= 0:
+            return ""
         cut = tokens[-max(1, window - budget) :]
         return self._text(self._complete({"model": self.name, "max_tokens": budget, "prompt": cut}))
 
@@ -515,15 +565,16 @@ class ServerModel:
     def _complete(self, body: dict[str, Any], path: str = "/completions", raw_errors: bool = False) -> Any:
         """A greedy completion request; the fields of vLLM and llama.cpp (the penalties, the chat
         template's variables) go once the server refuses them."""
-        extras = {**NO_REPETITION_PENALTY, **(CHAT_EXTRAS if path == "/chat/completions" else {})}
-        if not self._extras:
-            extras = {}
+        wanted = {"penalties", "template"} if path == "/chat/completions" else {"penalties"}
+        groups = {name: EXTRA_FIELDS[name] for name in sorted(wanted - self._refused)}
+        extras = {field: value for fields in groups.values() for field, value in fields.items()}
         try:
             return self._post(path, {**body, **GREEDY, **extras}, raw_errors=True)
         except _ClientError as exc:
-            named = any(field in exc.message for field in extras)
-            if extras and exc.status in (400, 422) and (named or "extra" in exc.message.lower()):
-                self._extras = False  # a strict server: the standard fields only
+            named = {name for name, fields in groups.items() if any(field in exc.message for field in fields)}
+            if groups and exc.status in (400, 422) and (named or "extra" in exc.message.lower()):
+                with self._lock:  # a strict server: those it named, or all it was sent
+                    self._refused |= named or set(groups)
                 return self._complete(body, path, raw_errors)
             if raw_errors:
                 raise
