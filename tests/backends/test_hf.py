@@ -360,7 +360,8 @@ def test_the_attention_window_is_read_from_the_config():
 def test_a_tokenizer_that_appends_end_of_text_has_it_left_off(tmp_path):
     """A tokenizer saved with add_eos_token (some fine-tunes are) ended every completion prompt with
     end-of-text, where the model starts a new document, and scored that token with each question.
-    What it puts before a text (a BOS) stays, and so does any other token it appends."""
+    What it puts before a text (a BOS) stays, and so does any other token it appends that generation
+    does not stop at."""
     from tokenizers import processors
 
     tokenizer = train_tokenizer(TEXTS * 3, vocab_size=300)
@@ -381,6 +382,11 @@ def test_a_tokenizer_that_appends_end_of_text_has_it_left_off(tmp_path):
         models[template] = model
     ended = TEXTS[0] + "<|endoftext|>"  # a text's own end-of-text is its own: only the appended one goes
     assert models["<s> $A <|endoftext|>"]._encode_prompts([ended], chat=False) == [[begin, *plain, end]]
+    # a token appended that generation stops at (an end the generation config names) goes too, as on
+    # a server, which stops at those
+    after = models["$A <s>"].tokenizer
+    assert hf._appended_end(after, frozenset({end})) == []
+    assert hf._appended_end(after, frozenset({end, begin})) == [begin]
 
 
 def test_short_or_single_prompts_share_nothing():

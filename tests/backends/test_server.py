@@ -245,21 +245,23 @@ class _Strict(_Recorded):
             self._reply({"choices": [{"text": " and on"}], "usage": {"prompt_tokens": 3}})
 
 
-@pytest.fixture
-def strict() -> Iterator[type[_Strict]]:
-    class Handler(_Strict):
-        pass
-
-    Handler.sent = []  # this test's own
+def _serving(base: type[_Strict]) -> Iterator[type[_Strict]]:
+    class Handler(base):  # type: ignore[valid-type,misc]
+        sent: ClassVar[list[tuple[str, dict[str, object]]]] = []  # this test's own
 
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     threading.Thread(target=server.serve_forever, daemon=True).start()
-    Handler.url = f"openai:http://127.0.0.1:{server.server_address[1]}/v1"  # type: ignore[attr-defined]
+    Handler.url = f"openai:http://127.0.0.1:{server.server_address[1]}/v1"
     try:
         yield Handler
     finally:
         server.shutdown()
         server.server_close()
+
+
+@pytest.fixture
+def strict() -> Iterator[type[_Strict]]:
+    yield from _serving(_Strict)
 
 
 def test_a_server_that_refuses_the_template_variables_keeps_the_penalties(strict):
@@ -278,6 +280,103 @@ def test_a_server_that_refuses_the_template_variables_keeps_the_penalties(strict
     ]
     assert strict.sent[-1][1]["repetition_penalty"] == 1.0 and isinstance(served, ServerModel)
     assert served._refused == {"template"}
+
+
+class _Appending(_Strict):
+    """A server whose /tokenize appends an end-of-text (token 2) to every text with special tokens
+    (or answers ``tokenize_status``), and which answers a generation allowed only that token
+    with ``ending`` (None: refuses ``allowed_token_ids`` as a strict server does, HTTP 422 "Extra
+    inputs are not permitted"); with ``unnamed``, it refuses the chat template's variables so too."""
+
+    ending: ClassVar[str | None] = "stop"
+    tokenize_status: ClassVar[int] = 200
+    unnamed: ClassVar[bool] = False
+
+    def _refuse(self, status: int, message: str) -> None:
+        data = json.dumps({"error": {"message": message}})
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data.encode())
+
+    def do_POST(self) -> None:
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        self.sent.append((self.path, body))
+        if self.path == "/tokenize" and self.tokenize_status != 200:
+            self._refuse(self.tokenize_status, "busy")
+        elif self.path == "/tokenize":
+            tokens = [7] if body["prompt"] == "a" else [5] * len(body["prompt"])
+            self._reply({"tokens": tokens + [2] * body["add_special_tokens"], "max_model_len": 64})
+        elif "allowed_token_ids" in body and self.ending is None:
+            self._refuse(422, "Extra inputs are not permitted")
+        elif "allowed_token_ids" in body:
+            self._reply({"choices": [{"text": "", "finish_reason": self.ending}]})
+        elif "chat_template_kwargs" in body and self.unnamed:
+            self._refuse(422, "Extra inputs are not permitted")
+        elif self.path.endswith("/chat/completions"):
+            self._reply({"choices": [{"message": {"content": "Hi."}}], "usage": {"prompt_tokens": 9}})
+        else:
+            self._reply({"choices": [{"text": " and on"}], "usage": {"prompt_tokens": 3}})
+
+
+@pytest.fixture
+def appending() -> Iterator[type[_Strict]]:
+    yield from _serving(_Appending)
+
+
+def _prompts(sent: list[tuple[str, dict[str, object]]]) -> list[object]:
+    return [body["prompt"] for path, body in sent if path == "/v1/completions" and "max_tokens" in body]
+
+
+def test_an_appended_end_of_text_is_told_by_the_server_and_left_off_its_prompts(appending):
+    """Without a vLLM: the token /tokenize appends is one generation stops at ("stop"), so prompts
+    go as token ids without it; an empty text goes as it is (an empty list of ids is refused)."""
+    served = load_model(appending.url)
+    assert isinstance(served, ServerModel) and served._appended == [2]
+    assert served.settings()["appended_end"] == "left off"
+    assert served.generate(["Go on", ""], [6, 6]) == [" and on", " and on"]
+    assert sorted(_prompts(appending.sent)[-2:], key=str) == ["", [5] * 5]  # sent side by side
+
+
+def test_a_token_the_server_does_not_stop_at_stays_as_in_process(appending):
+    appending.ending = "length"  # a BOS put after the text, say: generation goes past it
+    served = load_model(appending.url)
+    assert isinstance(served, ServerModel) and served._appended == []
+    assert "appended_end" not in served.settings()
+    served.generate(["Go on"], [6])
+    assert _prompts(appending.sent)[-1] == "Go on"
+
+
+def test_a_server_that_refuses_allowed_token_ids_keeps_the_token_and_the_penalties(appending):
+    """The end-of-text probe is a request of its own: its refusal leaves the appended token in (as
+    a server that can't say) and does not drop the penalties from every later completion."""
+    appending.ending = None
+    served = load_model(appending.url)
+    assert any("allowed_token_ids" in body for _, body in appending.sent)  # it was asked
+    assert isinstance(served, ServerModel) and served._appended == [] and served._refused == set()
+    assert served.generate(["Go on"], [6]) == [" and on"]
+    assert appending.sent[-1][1]["repetition_penalty"] == 1.0
+
+
+def test_a_server_busy_when_asked_for_its_tokens_stops_the_load(appending, monkeypatch):
+    """Rather than load without the fix, which would change the texts and the cache key from one
+    run to the next."""
+    monkeypatch.setattr("contamcheck.backends.server.RETRIES", 0)
+    appending.tokenize_status = 503
+    with pytest.raises(RuntimeFailure, match="HTTP 503"):
+        load_model(appending.url)
+
+
+def test_a_chat_refusal_that_names_no_field_drops_the_template_variables_first(appending):
+    """A strict server refusing a chat request without naming a field: its template's variables go,
+    and the penalties stay (on chat requests and on completions) while it takes them."""
+    appending.unnamed = True
+    served = load_model(appending.url)
+    assert served.generate(["Say hi."], [6], chat=True) == ["Hi."]
+    assert isinstance(served, ServerModel) and served._refused == {"template"}
+    served.generate(["Go on"], [6])
+    assert appending.sent[-1][1]["repetition_penalty"] == 1.0
 
 
 def test_a_budget_longer_than_the_served_window_is_the_window_less_one_token(strict):

@@ -274,8 +274,8 @@ class HFModel:
         self._preallocate = True  # write the key/value cache in place (kv_cache.py); off only to compare
         self._share_prefix = True  # prefill a batch's common prompt beginning once; off only to compare
         self._by_parts = True  # a long text's logits a few positions at a time; off only to compare
-        self._appended = _appended_end(tokenizer)
         self.stop_ids = _stop_ids(model, tokenizer)
+        self._appended = _appended_end(tokenizer, self.stop_ids)
 
     @classmethod
     def load(cls, spec: str, **options: Any) -> HFModel:
@@ -961,10 +961,11 @@ def _stops(eos: int | Iterable[int] | None) -> frozenset[int]:
     return frozenset(token for token in eos if isinstance(token, int))
 
 
-def _appended_end(tokenizer: Any) -> list[int]:
-    """``[eos]`` where the tokenizer appends its end-of-text token alone to every text, else ``[]``
-    (for most: Llama's, Gemma's and GPT-2's add at most a beginning); told by a text with and
-    without special tokens."""
+def _appended_end(tokenizer: Any, stops: frozenset[int]) -> list[int]:
+    """``[token]`` where the tokenizer appends one token to every text and generation stops at it
+    (``stops``: its end-of-text, or an end the generation config names, as a server stops at
+    them), else ``[]`` (for most: Llama's, Gemma's and GPT-2's add at most a beginning); told by a
+    text with and without special tokens."""
     try:
         plain = list(tokenizer("a", add_special_tokens=False)["input_ids"])
         marked = list(tokenizer("a", add_special_tokens=True)["input_ids"])
@@ -976,7 +977,7 @@ def _appended_end(tokenizer: Any) -> list[int]:
     if not plain or start is None:
         return []
     appended = marked[start + len(plain) :]
-    return appended if appended == [tokenizer.eos_token_id] else []
+    return appended if len(appended) == 1 and appended[0] in stops else []
 
 
 def _text_config(config: Any) -> Any:

@@ -16,9 +16,10 @@ and the tests that only generate still run on it. OpenAI's own API gives none.
   server refuses as longer than its context window is scored on its first tokens, as in-process,
   sent as token ids from vLLM's own ``/tokenize`` (the OpenAI API has none: there the refusal
   stops the audit, saying what to do), and marked truncated. A tokenizer that appends an
-  end-of-text token to every text (saved with ``add_eos_token``) would end each scored text and
-  completion prompt with it, since the server tokenizes them: found on vLLM (``_appended_end``),
-  such texts go as token ids from ``/tokenize`` without it, as in-process (``HFModel._encode``).
+  end-of-text token, or another that generation stops at, to every text (saved with
+  ``add_eos_token``) would end each scored text and completion prompt with it, since the server
+  tokenizes them: found on vLLM (``_appended_end``), such texts go as token ids from
+  ``/tokenize`` without it, as in-process (``HFModel._encode``).
 * **Generations** are greedy: temperature 0 with every penalty off (a server may otherwise apply
   the model's own ``generation_config.json``, whose repetition penalty would hold back the verbatim
   recall the completion test looks for), raw text on ``/v1/completions``, or one user message on
@@ -252,8 +253,17 @@ class ServerModel:
         if not self._appended:
             return text
         body = {"model": self.name, "prompt": text, "add_special_tokens": True}  # as /completions does
-        tokens, _ = self._tokenize(body, APPENDED_END)
-        return tokens[: -len(self._appended)] if tokens[-len(self._appended) :] == self._appended else tokens
+        try:
+            tokens, _ = self._tokenize(body, APPENDED_END)
+        except _NoTokenize:
+            raise RuntimeFailure(
+                f"{APPENDED_END} Its texts go as the token ids of vLLM's /tokenize, which answered "
+                f"when the model was loaded but not now ({self._no_tokenize}). Check the server, then "
+                "run the command again: what was computed is kept."
+            ) from None
+        if tokens[-len(self._appended) :] != self._appended or len(tokens) == len(self._appended):
+            return text  # nothing appended, or nothing else (an empty text): as it is
+        return tokens[: -len(self._appended)]
 
     def _appended_end(self) -> list[int]:
         """``[token]`` where the served tokenizer appends one token to every text and the server
@@ -261,11 +271,13 @@ class ServerModel:
         ``add_eos_token``), else ``[]``. Told as in-process (``hf._appended_end``), by a text's
         tokens with and without special tokens from vLLM's ``/tokenize``, and by a generation of one
         token allowed only that one (``allowed_token_ids``: "stop" at an end token, else "length").
-        Without ``/tokenize`` (another server): ``[]``, and the token stays."""
+        Without ``/tokenize`` (another server), or where the server refuses ``allowed_token_ids``:
+        ``[]``, and the token stays. A server that fails (busy past its retries, a refused key)
+        stops the load, rather than change the texts and the cache key from one run to the next."""
         try:
             marked, _ = self._tokenize({"model": self.name, "prompt": "a", "add_special_tokens": True}, "")
             plain, _ = self._tokenize({"model": self.name, "prompt": "a", "add_special_tokens": False}, "")
-        except (ModelLoadError, RuntimeFailure):  # no /tokenize (_NoTokenize), or it failed: as before
+        except _NoTokenize:  # the OpenAI API has none: as before
             return []
         start = next(
             (i for i in range(len(marked) - len(plain) + 1) if marked[i : i + len(plain)] == plain), None
@@ -273,14 +285,16 @@ class ServerModel:
         if not plain or start is None or len(marked) != start + len(plain) + 1:
             return []
         appended = marked[-1:]
-        try:
-            reply = self._complete(
-                {"model": self.name, "prompt": plain, "max_tokens": 1, "allowed_token_ids": appended},
-                raw_errors=True,
-            )
+        try:  # posted as it is: a refusal of allowed_token_ids must not drop the penalties
+            body = {"model": self.name, "prompt": plain, "max_tokens": 1, "allowed_token_ids": appended}
+            reply = self._post("/completions", {**body, **GREEDY}, raw_errors=True)
             stopped = reply["choices"][0]["finish_reason"] == "stop"
-        except (_ClientError, KeyError, IndexError, TypeError):
-            return []  # a server that can't say: the token stays, as before
+        except _ClientError as exc:
+            if exc.status in (400, 404, 422):
+                return []  # a server that can't say: the token stays, as before
+            raise exc.failure from None
+        except (KeyError, IndexError, TypeError):
+            return []
         return appended if stopped else []
 
     def _score_beginning(self, text: str, refused: _ClientError) -> TokenStats:
@@ -573,8 +587,11 @@ class ServerModel:
         except _ClientError as exc:
             named = {name for name, fields in groups.items() if any(field in exc.message for field in fields)}
             if groups and exc.status in (400, 422) and (named or "extra" in exc.message.lower()):
-                with self._lock:  # a strict server: those it named, or all it was sent
-                    self._refused |= named or set(groups)
+                # A strict server: the groups it named, else the template's variables first (a
+                # chat request), then the penalties if it refuses again.
+                unnamed = {"template"} if "template" in groups else set(groups)
+                with self._lock:
+                    self._refused |= named or unnamed
                 return self._complete(body, path, raw_errors)
             if raw_errors:
                 raise
