@@ -14,8 +14,8 @@ from typing import Literal
 # 2 (2026-12-07): in-process generation stops at every end token the model's generation config
 #   names (an instruct model's end of turn: Gemma's answers ran on past it), no longer shares a
 #   prompt beginning in a batch that outgrows a sliding attention window, and leaves off an
-#   end-of-text the tokenizer appends to the prompt; a chat template is told not to reason first
-#   (Qwen3's and SmolLM3's did), in-process and on a server.
+#   end token (of text, or of turn) the tokenizer appends to the prompt; a chat template is told not
+#   to reason first (Qwen3's and SmolLM3's did), in-process and on a server.
 GENERATION_REVISION = 2
 GENERATION_PREFIX = f"generate:r{GENERATION_REVISION}:"
 
