@@ -15,6 +15,22 @@ import numpy as np
 CHAT_TEMPLATE_VARIABLES = {"enable_thinking": False}
 
 
+def appended_token(plain: list[int], marked: list[int]) -> list[int]:
+    """``[token]`` where a tokenizer puts one token after a text (``marked``: the text's ids with
+    its special tokens, ``plain``: without them), else ``[]`` (none, or more than one)."""
+    start = next(
+        (i for i in range(len(marked) - len(plain) + 1) if marked[i : i + len(plain)] == plain), None
+    )
+    if not plain or start is None or len(marked) != start + len(plain) + 1:
+        return []
+    return marked[-1:]
+
+
+def without_end(ids: list[int], end: list[int]) -> list[int]:
+    """``ids`` less ``end`` where they end with it (an appended token left off)."""
+    return ids[: -len(end)] if end and ids[-len(end) :] == end else ids
+
+
 @dataclass(frozen=True)
 class TokenStats:
     """What a model says about one text, token by token.

@@ -38,7 +38,7 @@ import numpy as np
 
 from .. import hub
 from ..errors import InputError, ModelLoadError, RuntimeFailure
-from .base import CHAT_TEMPLATE_VARIABLES, ModelDescription, TokenStats
+from .base import CHAT_TEMPLATE_VARIABLES, ModelDescription, TokenStats, appended_token, without_end
 
 HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*(/[\w.-]+)?$")
 WEIGHT_SUFFIXES = (".safetensors", ".bin", ".pt", ".pth", ".gguf", ".h5", ".msgpack")
@@ -632,14 +632,12 @@ class HFModel:
 
     def _encode(self, text: str, special: bool) -> list[int]:
         """The text's ids, with the special tokens the tokenizer puts before it (a BOS) but without
-        an end-of-text it appends: a tokenizer saved with ``add_eos_token`` (some fine-tunes are)
-        would end every completion prompt with it, where the model starts a new document instead
-        of going on, and would score it as part of each question. Other appended tokens stay (a
-        model may need them to write at all)."""
+        an end it appends (``_appended_end``): a tokenizer saved with ``add_eos_token`` (some
+        fine-tunes are) would end every completion prompt with it, where the model starts a new
+        document instead of going on, and would score it as part of each question. An appended
+        token generation does not stop at stays (a model may need it to write at all)."""
         ids = list(self.tokenizer(text, add_special_tokens=special)["input_ids"])
-        if special and self._appended and ids[-len(self._appended) :] == self._appended:
-            del ids[-len(self._appended) :]
-        return ids
+        return without_end(ids, self._appended) if special else ids
 
     def _render_prompt(self, prompt: str, chat: bool) -> str:
         if not (chat and self.has_chat_template):
@@ -971,13 +969,8 @@ def _appended_end(tokenizer: Any, stops: frozenset[int]) -> list[int]:
         marked = list(tokenizer("a", add_special_tokens=True)["input_ids"])
     except Exception:  # a tokenizer of a model's own code may refuse either: its ids stay as they are
         return []
-    start = next(
-        (i for i in range(len(marked) - len(plain) + 1) if marked[i : i + len(plain)] == plain), None
-    )
-    if not plain or start is None:
-        return []
-    appended = marked[start + len(plain) :]
-    return appended if len(appended) == 1 and appended[0] in stops else []
+    appended = appended_token(plain, marked)
+    return appended if appended and appended[0] in stops else []
 
 
 def _text_config(config: Any) -> Any:

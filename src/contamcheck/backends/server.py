@@ -68,7 +68,7 @@ from urllib.parse import urlsplit, urlunsplit
 import numpy as np
 
 from ..errors import InputError, ModelLoadError, RuntimeFailure
-from .base import CHAT_TEMPLATE_VARIABLES, ModelDescription, TokenStats
+from .base import CHAT_TEMPLATE_VARIABLES, ModelDescription, TokenStats, appended_token, without_end
 
 PREFIX = "openai:"
 SPEC_FORMAT = "openai:URL[#MODEL], e.g. openai:http://127.0.0.1:8000/v1"
@@ -261,9 +261,8 @@ class ServerModel:
                 f"when the model was loaded but not now ({self._no_tokenize}). Check the server, then "
                 "run the command again: what was computed is kept."
             ) from None
-        if tokens[-len(self._appended) :] != self._appended or len(tokens) == len(self._appended):
-            return text  # nothing appended, or nothing else (an empty text): as it is
-        return tokens[: -len(self._appended)]
+        kept = without_end(tokens, self._appended)
+        return kept if kept and len(kept) < len(tokens) else text  # else as it is (an empty text too)
 
     def _appended_end(self) -> list[int]:
         """``[token]`` where the served tokenizer appends one token to every text and the server
@@ -279,12 +278,9 @@ class ServerModel:
             plain, _ = self._tokenize({"model": self.name, "prompt": "a", "add_special_tokens": False}, "")
         except _NoTokenize:  # the OpenAI API has none: as before
             return []
-        start = next(
-            (i for i in range(len(marked) - len(plain) + 1) if marked[i : i + len(plain)] == plain), None
-        )
-        if not plain or start is None or len(marked) != start + len(plain) + 1:
+        appended = appended_token(plain, marked)
+        if not appended:
             return []
-        appended = marked[-1:]
         try:  # posted as it is: a refusal of allowed_token_ids must not drop the penalties
             body = {"model": self.name, "prompt": plain, "max_tokens": 1, "allowed_token_ids": appended}
             reply = self._post("/completions", {**body, **GREEDY}, raw_errors=True)
@@ -421,8 +417,8 @@ class ServerModel:
         else:
             body |= {"prompt": prompt, "add_special_tokens": True}  # as /completions does
         tokens, window = self._tokenize(body, refused)
-        if "prompt" in body and self._appended and tokens[-len(self._appended) :] == self._appended:
-            del tokens[-len(self._appended) :]  # as in-process (``_prompt``)
+        if "prompt" in body:
+            tokens = without_end(tokens, self._appended)  # as in-process (``_prompt``)
         budget = min(budget, window - 1)  # where only /tokenize told the window
         if budget <= 0:
             return ""
