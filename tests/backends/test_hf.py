@@ -482,6 +482,43 @@ def test_a_chat_template_is_told_not_to_reason_first(tiny, monkeypatch):
     assert tiny.tokenizer.decode(prompt).endswith("<|assistant|>")  # a template without the switch
 
 
+# The end of DeepSeek-R1's distills' chat template: a reasoning block opened whatever it is told.
+OPENING_TEMPLATE = (
+    "{% for message in messages %}<|user|>{{ message.content }}\n{% endfor %}"
+    "{% if add_generation_prompt %}<|assistant|><think>\n{% endif %}"
+)
+
+
+@pytest.fixture(scope="module")
+def reasoner(tmp_path_factory) -> HFModel:
+    """A tiny model whose tokenizer has reasoning's tags as tokens of their own, as such models' do."""
+    tokenizer = train_tokenizer(TEXTS * 3, vocab_size=300)
+    tokenizer.add_special_tokens({"additional_special_tokens": ["<think>", "</think>"]})
+    return HFModel.load(str(save_tiny(tmp_path_factory.mktemp("hf") / "reasoner", tokenizer)), device="cpu")
+
+
+def test_a_reasoning_block_the_template_opens_is_closed_before_the_answer(reasoner, monkeypatch):
+    """A template that opens "<think>" whatever it is told (DeepSeek-R1's distills, QwQ) would have
+    the model spend the guided test's budget reasoning: the block is closed, empty, as Qwen3's
+    template closes it when told not to reason. A template that closes it itself gets nothing more."""
+    monkeypatch.setattr(reasoner.tokenizer, "chat_template", OPENING_TEMPLATE)
+    [prompt] = reasoner._encode_prompts(["Finish the SECOND PIECE."], chat=True)
+    decoded = reasoner.tokenizer.decode(prompt)
+    assert decoded.endswith("<|assistant|><think>\n</think>\n\n") and decoded.count("<think>") == 1
+    closed = reasoner.tokenizer.convert_tokens_to_ids(["<think>", "</think>"])
+    assert set(closed) <= set(prompt[-5:])  # the tags as tokens of their own, not their letters
+    [text] = reasoner.generate(["Finish the SECOND PIECE."], [4], chat=True)
+    direct = reasoner._greedy([prompt], [4], reasoner.stop_ids, torch)
+    assert text == reasoner.tokenizer.decode(direct[0], skip_special_tokens=True)
+    assert reasoner.generate(["Finish"], [4]) == reasoner.generate(["Finish"], [4], chat=False)
+    [plain] = reasoner._encode_prompts(["Finish"], chat=False)  # a completion prompt: nothing added
+    assert "</think>" not in reasoner.tokenizer.decode(plain)
+    monkeypatch.setattr(reasoner.tokenizer, "chat_template", THINKING_TEMPLATE)  # closes it when told
+    [prompt] = reasoner._encode_prompts(["Finish the SECOND PIECE."], chat=True)
+    assert reasoner.tokenizer.decode(prompt).endswith("<|assistant|><think>\n\n</think>\n\n")
+    assert reasoner.tokenizer.decode(prompt).count("</think>") == 1
+
+
 def test_settings_and_identity(tiny):
     assert tiny.settings()["dtype"] == "float32" and tiny.settings()["device"] == "cpu"
     assert tiny.num_parameters() > 0

@@ -289,19 +289,30 @@ class _Appending(_Strict):
     """A server whose /tokenize appends an end-of-text (token 2) to every text with special tokens
     (or answers ``tokenize_status``), and which answers a generation allowed only that token
     with ``ending`` (None: refuses ``allowed_token_ids`` as a strict server does, HTTP 422 "Extra
-    inputs are not permitted"); with ``unnamed``, it refuses the chat template's variables so too."""
+    inputs are not permitted"); with ``unnamed``, it refuses the chat template's variables so too.
+    Its chat template renders a message as ``CHAT`` (or refuses with ``chat_status``, as vLLM does
+    for a model without one), ``OPENED`` after it where the template opens a reasoning block."""
 
     ending: ClassVar[str | None] = "stop"
     tokenize_status: ClassVar[int] = 200
     unnamed: ClassVar[bool] = False
+    opens: ClassVar[bool] = False
+    chat_status: ClassVar[int] = 200
+    CHAT, OPENED = [1, 20, 21], [30, 10]  # "<|user|>a<|assistant|>", "<think>\n"
+    WORDS: ClassVar[dict[str, list[int]]] = {"a": [7], "<think>": [30], "</think>\n\n": [31, 11]}
 
     def do_POST(self) -> None:
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
         self.sent.append((self.path, body))
         if self.path == "/tokenize" and self.tokenize_status != 200:
             self._refuse(self.tokenize_status, "busy")
+        elif self.path == "/tokenize" and "messages" in body and self.chat_status != 200:
+            self._refuse(self.chat_status, "this model has no chat template")
+        elif self.path == "/tokenize" and "messages" in body:
+            rendered = self.CHAT + self.OPENED * self.opens
+            self._reply({"tokens": rendered * len(body["messages"]), "max_model_len": 64})
         elif self.path == "/tokenize":
-            tokens = [7] if body["prompt"] == "a" else [5] * len(body["prompt"])
+            tokens = self.WORDS.get(body["prompt"], [5] * len(body["prompt"]))
             self._reply({"tokens": tokens + [2] * body["add_special_tokens"], "max_model_len": 64})
         elif "allowed_token_ids" in body and self.ending is None:
             self._refuse(422, "Extra inputs are not permitted")
@@ -372,6 +383,33 @@ def test_a_chat_refusal_that_names_no_field_drops_the_template_variables_first(a
     assert isinstance(served, ServerModel) and served._refused == {"template"}
     served.generate(["Go on"], [6])
     assert appending.sent[-1][1]["repetition_penalty"] == 1.0
+
+
+def test_a_reasoning_block_the_served_template_opens_is_closed_before_the_answer(appending):
+    """A template that opens "<think>" whatever it is told (DeepSeek-R1's distills, QwQ): the chat
+    prompt goes as /tokenize's ids with the block closed, as in-process, not as a chat request
+    (where the model would spend the budget reasoning)."""
+    appending.opens = True
+    served = load_model(appending.url)
+    assert isinstance(served, ServerModel) and served._close == [31, 11]
+    assert served.generate(["Say hi."], [6], chat=True) == [" and on"]
+    assert _prompts(appending.sent)[-1] == [1, 20, 21, 30, 10, 31, 11]
+    assert not [path for path, _ in appending.sent if path.endswith("/chat/completions")]
+    served.generate(["Go on"], [6])  # a completion prompt is a text, as before
+    assert _prompts(appending.sent)[-1] == [5] * 5
+    appending.tokenize_status = 404  # gone since the load: said, with what was computed kept
+    with pytest.raises(RuntimeFailure, match=r"opens a reasoning block.*answered when the model was loaded"):
+        served.generate(["Say hi again."], [6], chat=True)
+
+
+@pytest.mark.parametrize("chat_status", [200, 400])
+def test_a_template_that_opens_no_reasoning_block_gets_a_chat_request(appending, chat_status):
+    """A template that opens none (or none at all: vLLM refuses to render one for a base model)."""
+    appending.chat_status = chat_status
+    served = load_model(appending.url)
+    assert isinstance(served, ServerModel) and served._close == []
+    assert served.generate(["Say hi."], [6], chat=True) == ["Hi."]
+    assert appending.sent[-1][0] == "/v1/chat/completions"
 
 
 def test_a_budget_longer_than_the_served_window_is_the_window_less_one_token(strict):

@@ -14,6 +14,22 @@ import numpy as np
 # it. vLLM takes them as ``chat_template_kwargs``.
 CHAT_TEMPLATE_VARIABLES = {"enable_thinking": False}
 
+# Templates that open a reasoning block whatever they are told (DeepSeek-R1's distills, QwQ, Qwen3's
+# Thinking models end the generation prompt with "<think>\n") get it closed, empty, as Qwen3's
+# template closes it when told not to reason: the model answers at once.
+REASONING_OPENS = "<think>"
+REASONING_CLOSES = "</think>\n\n"
+
+
+def reasoning_close(rendered: list[int], opening: list[int], closing: list[int]) -> list[int]:
+    """``closing`` where a rendered generation prompt ends in an open reasoning block (``opening``'s
+    ids followed by at most two more, a line's end), else ``[]``. One rule, in-process and served."""
+    if not opening:
+        return []
+    last = len(rendered) - len(opening)
+    starts = range(last, max(-1, last - 3), -1)
+    return closing if any(rendered[i : i + len(opening)] == opening for i in starts) else []
+
 
 def appended_token(plain: list[int], marked: list[int]) -> list[int]:
     """``[token]`` where a tokenizer puts one token after a text (``marked``: the text's ids with

@@ -38,7 +38,16 @@ import numpy as np
 
 from .. import hub
 from ..errors import InputError, ModelLoadError, RuntimeFailure
-from .base import CHAT_TEMPLATE_VARIABLES, ModelDescription, TokenStats, appended_token, without_end
+from .base import (
+    CHAT_TEMPLATE_VARIABLES,
+    REASONING_CLOSES,
+    REASONING_OPENS,
+    ModelDescription,
+    TokenStats,
+    appended_token,
+    reasoning_close,
+    without_end,
+)
 
 HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*(/[\w.-]+)?$")
 WEIGHT_SUFFIXES = (".safetensors", ".bin", ".pt", ".pth", ".gguf", ".h5", ".msgpack")
@@ -609,11 +618,20 @@ class HFModel:
     def _encode_prompts(self, prompts: Sequence[str], chat: bool) -> list[list[int]]:
         """The prompts' token ids as generation sees them (rendered, special tokens unless chat)."""
         use_special = not (chat and self.has_chat_template)
+        close = self._reasoning_close() if not use_special else []
         # generation keeps an over-long prompt's end (the cut too), inside the chat template's words
         return [
             self._token_ids(p, use_special, keep_end=True, render=lambda t: self._render_prompt(t, chat))
+            + close
             for p in prompts
         ]
+
+    def _reasoning_close(self) -> list[int]:
+        """The ids that close a reasoning block the chat template opens (``base.reasoning_close``),
+        put after each rendered prompt, as the server puts them after ``/tokenize``'s ids."""
+        rendered = self._encode(self._render_prompt("a", chat=True), special=False)
+        opening, closing = (self._encode(text, special=False) for text in (REASONING_OPENS, REASONING_CLOSES))
+        return reasoning_close(rendered, opening, closing)
 
     def _token_ids(
         self, text: str, special: bool, keep_end: bool, render: Callable[[str], str] = str

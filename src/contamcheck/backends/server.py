@@ -68,7 +68,16 @@ from urllib.parse import urlsplit, urlunsplit
 import numpy as np
 
 from ..errors import InputError, ModelLoadError, RuntimeFailure
-from .base import CHAT_TEMPLATE_VARIABLES, ModelDescription, TokenStats, appended_token, without_end
+from .base import (
+    CHAT_TEMPLATE_VARIABLES,
+    REASONING_CLOSES,
+    REASONING_OPENS,
+    ModelDescription,
+    TokenStats,
+    appended_token,
+    reasoning_close,
+    without_end,
+)
 
 PREFIX = "openai:"
 SPEC_FORMAT = "openai:URL[#MODEL], e.g. openai:http://127.0.0.1:8000/v1"
@@ -81,6 +90,7 @@ RETRY_STATUS = frozenset({429, 500, 502, 503, 504})
 MAX_RETRY_AFTER_S = 30.0
 TOO_LITTLE_ROOM = "A prompt leaves too little of the server's context window for its generation."
 APPENDED_END = "The served tokenizer appends an end-of-text to every text, which is left off."
+REASONING_CLOSED = "The served chat template opens a reasoning block, which is closed before the answer."
 API_KEY_VARIABLES = ("CONTAMCHECK_API_KEY", "VLLM_API_KEY")
 # Greedy, and nothing else: the standard fields, then vLLM's and llama.cpp's own penalties (dropped
 # for a server that refuses fields it does not know).
@@ -184,6 +194,7 @@ class ServerModel:
         self._appended: list[int] = []  # an end-of-text the served tokenizer appends, left off
         self.identity = self._fingerprint()
         self._appended = self._appended_end()
+        self._close = self._reasoning_close()  # after a chat template's open reasoning block
 
     # -- the protocol -------------------------------------------------------------------------------
 
@@ -252,15 +263,10 @@ class ServerModel:
         tokenizer appends (``_appended_end``), as in-process."""
         if not self._appended:
             return text
-        body = {"model": self.name, "prompt": text, "add_special_tokens": True}  # as /completions does
         try:
-            tokens, _ = self._tokenize(body, APPENDED_END)
+            tokens, _ = self._tokenize(self._text_body(text), APPENDED_END)
         except _NoTokenize:
-            raise RuntimeFailure(
-                f"{APPENDED_END} Its texts go as the token ids of vLLM's /tokenize, which answered "
-                f"when the model was loaded but not now ({self._no_tokenize}). Check the server, then "
-                "run the command again: what was computed is kept."
-            ) from None
+            raise self._tokenize_gone(APPENDED_END, "texts") from None
         kept = without_end(tokens, self._appended)
         return kept if kept and len(kept) < len(tokens) else text  # else as it is (an empty text too)
 
@@ -274,8 +280,8 @@ class ServerModel:
         ``[]``, and the token stays. A server that fails (busy past its retries, a refused key)
         stops the load, rather than change the texts and the cache key from one run to the next."""
         try:
-            marked, _ = self._tokenize({"model": self.name, "prompt": "a", "add_special_tokens": True}, "")
-            plain, _ = self._tokenize({"model": self.name, "prompt": "a", "add_special_tokens": False}, "")
+            marked, _ = self._tokenize(self._text_body("a"), "")
+            plain, _ = self._tokenize(self._text_body("a", special=False), "")
         except _NoTokenize:  # the OpenAI API has none: as before
             return []
         appended = appended_token(plain, marked)
@@ -293,13 +299,38 @@ class ServerModel:
             return []
         return appended if stopped else []
 
+    def _tokenize_gone(self, why: str, what: str) -> RuntimeFailure:
+        return RuntimeFailure(
+            f"{why} Its {what} go as the token ids of vLLM's /tokenize, which answered when the "
+            f"model was loaded but not now ({self._no_tokenize}). Check the server, then run the "
+            "command again: what was computed is kept."
+        )
+
+    def _reasoning_close(self) -> list[int]:
+        """The ids that close a reasoning block the chat template opens (``base.reasoning_close``),
+        from ``/tokenize``, else ``[]``: without it (the OpenAI API), or without a chat template
+        (vLLM refuses to render one: a base model), the chat request goes as before."""
+        if self._no_tokenize is not None:
+            return []
+        try:
+            reply = self._post(self._root_url() + "/tokenize", self._chat_body("a"), raw_errors=True)
+            rendered = [int(token) for token in reply["tokens"]]
+            opening, _ = self._tokenize(self._text_body(REASONING_OPENS, special=False), "")
+            closing, _ = self._tokenize(self._text_body(REASONING_CLOSES, special=False), "")
+        except _ClientError as exc:
+            if exc.status in (401, 403) or exc.status in RETRY_STATUS:
+                raise exc.failure from None  # as ``_tokenize``: the load stops
+            return []
+        except (_NoTokenize, _NotAnAPI, KeyError, TypeError, ValueError):
+            return []
+        return reasoning_close(rendered, opening, closing)
+
     def _score_beginning(self, text: str, refused: _ClientError) -> TokenStats:
         """A text longer than the context window: its first tokens, as many as fit beside the one
         token an echo request generates, sent as token ids (as in-process scoring keeps a text's
         beginning), marked truncated. The tokens come from the server's ``/tokenize`` (vLLM's, at
         the API root's parent), which the OpenAI API lacks: without it, the refusal stands."""
-        body = {"model": self.name, "prompt": text, "add_special_tokens": True}  # as /completions does
-        tokens, window = self._tokenize(body, str(refused.failure))
+        tokens, window = self._tokenize(self._text_body(text), str(refused.failure))
         if len(tokens) < window or window < 2:
             raise refused.failure  # not what its refusal said: nothing to cut
         stats = self._stats(self._complete(self._echo_request(tokens[: window - 1])))
@@ -365,6 +396,11 @@ class ServerModel:
             budget = min(budget, self.context_length - 1)
         if budget <= 0:
             return ""
+        if chat and self._close:  # the template's rendering with the block closed, as in-process
+            try:
+                return self._generate_from_end(prompt, budget, chat, REASONING_CLOSED)
+            except _NoTokenize:
+                raise self._tokenize_gone(REASONING_CLOSED, "chat prompts") from None
         try:
             text, prompt_tokens = self._generate_whole(prompt, budget, chat)
         except _ClientError as exc:
@@ -408,22 +444,28 @@ class ServerModel:
         """The generation for the prompt's last tokens, as many as leave ``budget`` new ones in the
         window (as in-process), sent as token ids (the chat template applied by ``/tokenize``).
         Without ``/tokenize``, ``_NoTokenize`` is raised, saying ``refused``."""
-        body: dict[str, Any] = {"model": self.name}
-        if chat and self._chat:  # the template's text, its special tokens included, as in-process
-            messages = [{"role": "user", "content": prompt}]
-            body |= {"messages": messages, "add_generation_prompt": True, "add_special_tokens": False}
-            if "template" not in self._refused:  # as the chat request is rendered
-                body |= CHAT_EXTRAS
-        else:
-            body |= {"prompt": prompt, "add_special_tokens": True}  # as /completions does
+        body = self._chat_body(prompt) if chat and self._chat else self._text_body(prompt)
         tokens, window = self._tokenize(body, refused)
-        if "prompt" in body:
-            tokens = without_end(tokens, self._appended)  # as in-process (``_prompt``)
+        # as in-process: a text less an appended end (``_prompt``), a chat prompt's reasoning closed
+        tokens = without_end(tokens, self._appended) if "prompt" in body else tokens + self._close
         budget = min(budget, window - 1)  # where only /tokenize told the window
         if budget <= 0:
             return ""
         cut = tokens[-max(1, window - budget) :]
         return self._text(self._complete({"model": self.name, "max_tokens": budget, "prompt": cut}))
+
+    def _chat_body(self, prompt: str) -> dict[str, Any]:
+        """``/tokenize``'s request for the chat template's text, its special tokens included, as
+        in-process, and with the variables the chat request is rendered with."""
+        messages = [{"role": "user", "content": prompt}]
+        body = {"model": self.name, "messages": messages, "add_generation_prompt": True}
+        extras = CHAT_EXTRAS if "template" not in self._refused else {}
+        return {**body, "add_special_tokens": False, **extras}
+
+    def _text_body(self, prompt: str, special: bool = True) -> dict[str, Any]:
+        """``/tokenize``'s request for a text, by default as ``/completions`` reads it (its special
+        tokens included)."""
+        return {"model": self.name, "prompt": prompt, "add_special_tokens": special}
 
     def _text(self, reply: Any) -> str:
         try:

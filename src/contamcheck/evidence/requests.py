@@ -16,7 +16,9 @@ from typing import Literal
 #   prompt beginning in a batch that outgrows a sliding attention window, and leaves off an
 #   end token (of text, or of turn) the tokenizer appends to the prompt; a chat template is told not
 #   to reason first (Qwen3's and SmolLM3's did), in-process and on a server.
-GENERATION_REVISION = 2
+# 3 (2026-12-07): a reasoning block the chat template opens whatever it is told (DeepSeek-R1's
+#   distills, QwQ) is closed before the answer, in-process and on a server.
+GENERATION_REVISION = 3
 GENERATION_PREFIX = f"generate:r{GENERATION_REVISION}:"
 
 
