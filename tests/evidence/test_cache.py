@@ -440,4 +440,25 @@ def test_generations_stored_before_a_fix_changed_them_are_not_read_back(tmp_path
     assert main(["cache", "info", "--cache", str(tmp_path)]) == 0
     out = capsys.readouterr().out
     assert f": {2 * computed} entries ({computed} of them texts another contamcheck version" in out
-    assert "not read by this one" in out
+    assert "not read by this one; `contamcheck cache clear --unread` deletes them" in out
+    # they go on their own: today's texts stay, and are read back
+    assert main(["cache", "clear", "--unread", "--cache", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert f"removed {computed} texts another contamcheck version generated" in out and "rest is kept" in out
+    assert main(["cache", "info", "--cache", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert f": {computed} entries" in out and "another contamcheck version" not in out
+    assert main([*command, str(tmp_path)]) == code
+    assert json.loads(capsys.readouterr().out)["run"]["evidence"]["model"]["computed"] == 0
+    assert main(["cache", "clear", "--unread", "--cache", str(tmp_path)]) == 0
+    assert "removed 0 texts" in capsys.readouterr().out
+
+
+def test_clearing_the_unread_texts_of_a_damaged_cache_keeps_it_aside(tmp_path, capsys):
+    """As an audit does: the damaged file is moved aside and said, not deleted (`cache clear` is
+    the command that deletes everything)."""
+    (tmp_path / "evidence.sqlite3").write_bytes(b"\x13" * 5000)
+    assert main(["cache", "clear", "--unread", "--cache", str(tmp_path)]) == 0
+    captured = capsys.readouterr()
+    assert "removed 0 texts" in captured.out and "unreadable (damaged); it was moved to" in captured.err
+    assert len(list(tmp_path.glob("evidence.sqlite3.damaged-*"))) == 1

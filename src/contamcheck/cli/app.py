@@ -237,7 +237,7 @@ def cli() -> None:
     contamcheck MODEL BENCHMARK [OPTIONS]     audit MODEL on BENCHMARK
     contamcheck run --model M --benchmark B   the same, long form
     contamcheck report REPORT.json            render a saved report again (no model work)
-    contamcheck cache info|clear              the evidence cache
+    contamcheck cache info|clear [--unread]   the evidence cache
     contamcheck serve [--port 8000]           the same audit in a browser (loopback only)
     contamcheck benchmarks                    list built-in benchmarks and tests
 
@@ -328,12 +328,18 @@ def cache_info(cache: str | None, debug: bool) -> int:
 
 @cache_group.command("clear")
 @click.option("--cache", "cache", type=click.Path(file_okay=False), help="Folder of the evidence cache.")
+@click.option(
+    "--unread",
+    is_flag=True,
+    help="Delete only the texts another contamcheck version generated, which this one does not read "
+    "(`cache info` counts them); keep the rest.",
+)
 @click.option("--debug", is_flag=True, help="Show tracebacks for unexpected errors.")
-def cache_clear(cache: str | None, debug: bool) -> int:
+def cache_clear(cache: str | None, unread: bool, debug: bool) -> int:
     """Delete everything cached: evidence, converted models, null tables (an audit remakes them)."""
     from .run import clear_cache
 
-    return guarded(debug)(lambda: clear_cache(cache))
+    return guarded(debug)(lambda: clear_cache(cache, unread))
 
 
 @cli.command("benchmarks")

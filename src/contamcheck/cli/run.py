@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from collections import Counter
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 from rich.markup import escape
@@ -19,6 +19,9 @@ from ..report.model import Report
 from ..report.terminal import render
 from .output import stdout_console, write_stdout
 from .progress import ProgressBars, ProgressMode
+
+if TYPE_CHECKING:
+    from ..evidence.cache import EvidenceCache
 
 
 def config_from_options(model: str, benchmark: str, options: dict[str, Any]) -> AuditConfig:
@@ -195,8 +198,8 @@ def show_cache(folder: str | None) -> int:
         )
         unread = (
             f" ({entry['unread']} of them texts another contamcheck version generated, before or since "
-            "a fix changed such texts: not read by this one; they go with the rest at "
-            "`contamcheck cache clear`)"
+            "a fix changed such texts: not read by this one; `contamcheck cache clear --unread` "
+            "deletes them)"
             if entry.get("unread")
             else ""
         )
@@ -215,7 +218,7 @@ def show_cache(folder: str | None) -> int:
     return 0
 
 
-def clear_cache(folder: str | None) -> int:
+def clear_cache(folder: str | None, unread: bool = False) -> int:
     from ..evidence.cache import BUSY_TIMEOUT_S, FILE_NAME, TAG_NAME, EvidenceCache, cache_folder, is_cache
 
     where = cache_folder(folder)
@@ -240,6 +243,8 @@ def clear_cache(folder: str | None) -> int:
             )
 
     cache = EvidenceCache(folder, audit=False, on_wait=waiting)
+    if unread:
+        return _clear_unread(cache, where)
     removed = cache.clear()
     if cache.set_aside:  # set aside on the way, then cleared with the rest
         Console(soft_wrap=True, stderr=True).print(
@@ -251,6 +256,25 @@ def clear_cache(folder: str | None) -> int:
             f"and {removed['files']} other file{'' if removed['files'] == 1 else 's'} "
             "(converted models, null tables, damaged caches set aside: "
             f"{_mib(removed['bytes'])}) from {where}"
+        )
+    )
+    return 0
+
+
+def _clear_unread(cache: EvidenceCache, where: Path) -> int:
+    removed = cache.clear_unread()
+    for aside in cache.set_aside:  # found damaged on the way: kept aside, as an audit would
+        Console(soft_wrap=True, stderr=True).print(
+            escape(
+                f"The evidence cache was unreadable (damaged); it was moved to {aside}, and a new one "
+                "started. `contamcheck cache clear` deletes it."
+            ),
+            style="yellow",
+        )
+    stdout_console(soft_wrap=True).print(
+        escape(
+            f"removed {removed} text{'' if removed == 1 else 's'} another contamcheck version generated "
+            f"(not read by this one) from {where}; the rest is kept"
         )
     )
     return 0

@@ -562,6 +562,20 @@ class EvidenceCache:
         freed = sum(b[1] - a[1] for b, a in zip(before, after, strict=True))
         return {"entries": removed, "files": files, "bytes": freed}
 
+    def clear_unread(self) -> int:
+        """Delete the generations this version does not read back (stored under another
+        ``requests.GENERATION_REVISION``), keeping the rest; how many went. Their space is kept
+        for what is stored next (no VACUUM: rewriting a large file for small texts is not worth it)."""
+        return self._safely(self._delete_unread)
+
+    def _delete_unread(self) -> int:
+        with self._transaction():
+            cursor = self._db.execute(
+                "DELETE FROM evidence WHERE kind = 'generate' AND substr(key, 1, ?) != ?",
+                (len(GENERATION_PREFIX), GENERATION_PREFIX),
+            )
+        return int(cursor.rowcount)
+
     def _delete_everything(self) -> int:
         """Delete every entry, model and digest in one transaction; how many entries there were."""
         with self._transaction():
