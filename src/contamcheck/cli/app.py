@@ -336,7 +336,8 @@ def cache_info(cache: str | None, debug: bool) -> int:
 )
 @click.option("--debug", is_flag=True, help="Show tracebacks for unexpected errors.")
 def cache_clear(cache: str | None, unread: bool, debug: bool) -> int:
-    """Delete everything cached: evidence, converted models, null tables (an audit remakes them)."""
+    """Delete everything cached: evidence, converted models, null tables (an audit remakes them);
+    with --unread, only the texts this version no longer reads."""
     from .run import clear_cache
 
     return guarded(debug)(lambda: clear_cache(cache, unread))
