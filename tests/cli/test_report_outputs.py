@@ -126,6 +126,28 @@ def test_an_output_that_names_an_input_is_refused_before_any_work(tmp_path, monk
     assert bench.read_text() == SAMPLE_PATH.read_text() and (tmp_path / "saved.json").read_text() == saved
 
 
+def test_an_output_onto_the_evidence_cache_is_refused_before_any_work(tmp_path, monkeypatch, capsys):
+    """A report written over the cache's file lost every score in it (the next audit found it
+    unreadable and started again): the cache in use, the default one for `report`, or another
+    audit's cache folder, by any name of its files."""
+    cache = tmp_path / "cache"
+    assert main(["fake:clean", "sample", *FAST, "--cache", str(cache), "-o", str(tmp_path / "r.json")]) == 0
+    kept = (cache / "evidence.sqlite3").read_bytes()
+    monkeypatch.setenv("CONTAMCHECK_CACHE", str(cache))
+    monkeypatch.setattr(pipeline, "audit", lambda *a, **k: pytest.fail("audit ran"))
+    for command in (
+        ["fake:clean", "sample", "--cache", str(cache), "-o", str(cache / "evidence.sqlite3")],
+        ["fake:clean", "sample", "--csv", str(cache / "evidence.sqlite3-wal")],  # the default cache
+        ["fake:clean", "sample", "--no-cache", "--html", str(cache / "CACHEDIR.TAG")],  # a cache folder
+        ["report", str(tmp_path / "r.json"), "-o", str(cache / "evidence.sqlite3")],
+    ):
+        assert main(command) == 2, command
+        err = capsys.readouterr().err
+        assert "is a file the evidence cache keeps" in err and "Give the output another name" in err
+    assert (cache / "evidence.sqlite3").read_bytes() == kept
+    assert main(["report", str(tmp_path / "r.json"), "-o", str(cache / "report.json")]) == 0  # beside it
+
+
 def test_an_existing_output_that_cant_be_written_fails_before_any_work(tmp_path, monkeypatch, capsys):
     """Found before the audit, not after it: read-only to this user, or immutable even to root."""
     locked = tmp_path / "report.html"

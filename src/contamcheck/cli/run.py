@@ -70,7 +70,8 @@ def run_audit(model: str, benchmark: str, options: dict[str, Any]) -> int:
         "the benchmark": benchmark,
         "the control file": options.get("control"),
     }
-    options = {**options, **writable_outputs(options, inputs)}
+    cache = None if options["no_cache"] else options.get("cache") or ""
+    options = {**options, **writable_outputs(options, inputs, cache)}
     low_memory = options.get("low_memory")  # None, the default: on where the C library allows it
     if low_memory is not False and not return_freed_memory() and low_memory:  # asked for, can't be
         Console(stderr=True).print("--low-memory has no effect here: it needs Linux with glibc.")
@@ -97,9 +98,14 @@ def evidence_line(report: Report) -> str:
 OUTPUT_FLAGS = {"output": "--output", "csv_file": "--csv", "html_file": "--html"}
 
 
-def writable_outputs(options: dict[str, Any], inputs: dict[str, str | None] | None = None) -> dict[str, Any]:
+def writable_outputs(
+    options: dict[str, Any], inputs: dict[str, str | None] | None = None, cache: str | None = ""
+) -> dict[str, Any]:
     """The output files, each checked before any work is done (a bad path fails in a second), and
-    never one of the files read (``inputs``: what each is, and its spec)."""
+    never one of the files read (``inputs``: what each is, and its spec) nor one the evidence cache
+    keeps (in the folder ``cache`` names: "" for the default one, None for none)."""
+    from ..evidence.cache import cache_folder, is_cache, keeps
+
     checked = {
         key: io.check_writable(options[key], flag)
         for key, flag in OUTPUT_FLAGS.items()
@@ -115,6 +121,14 @@ def writable_outputs(options: dict[str, Any], inputs: dict[str, str | None] | No
                     f"{OUTPUT_FLAGS[key]} {str(options[key])!r} is {what} this command reads; writing there "
                     "would replace it. Give the output another name."
                 )
+        folders = [path.parent] if is_cache(path.parent) else []  # another audit's, say
+        folders += [cache_folder(cache or None)] if cache is not None else []
+        if folder := next((folder for folder in folders if keeps(folder, path)), None):
+            raise InputError(
+                f"{OUTPUT_FLAGS[key]} {str(options[key])!r} is a file the evidence cache keeps (in "
+                f"{str(folder)!r}); writing there would replace what it holds. Give the output "
+                "another name or folder."
+            )
     return checked
 
 

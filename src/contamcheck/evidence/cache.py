@@ -80,6 +80,19 @@ def cache_folder(folder: str | Path | None = None) -> Path:
     return Path(folder).expanduser() if folder is not None else default_cache_dir()
 
 
+def keeps(folder: Path, path: Path) -> bool:
+    """Whether ``path`` is one of the files the cache in ``folder`` keeps (its evidence file and
+    SQLite's files beside it, one set aside, its tag, what is under ``converted`` or ``nulls``):
+    writing a report there would replace it."""
+    try:
+        folder, path = folder.resolve(), path.resolve()
+    except (OSError, RuntimeError):  # a loop of links: nothing of ours
+        return False
+    if path.parent == folder:
+        return path.name == TAG_NAME or path.name.startswith(FILE_NAME)
+    return any(path.is_relative_to(folder / name) for name in DERIVED)
+
+
 def is_cache(folder: Path) -> bool:
     """Whether ``folder`` holds a contamcheck cache (its evidence file, one set aside, or its tag),
     so that ``cache clear`` deletes only what an audit made."""
