@@ -231,3 +231,18 @@ def test_help_stays_free_of_the_renderers_heavy_imports():
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert result.returncode == 0, result.stderr
+
+
+@pytest.mark.skipif(sys.platform == "darwin", reason="macOS file names are UTF-8 only")
+def test_a_benchmark_whose_file_name_is_no_utf8_is_reported(tmp_path, monkeypatch, capsys):
+    """Python reads the name's stray byte as a lone surrogate, which UTF-8 can't hold: the JSON and
+    HTML reports failed at the audit's very end. The byte is shown as U+FFFD."""
+    monkeypatch.chdir(tmp_path)
+    name = os.fsdecode(b"we\xffird.jsonl")
+    Path(name).write_text(SAMPLE_PATH.read_text())
+    assert main(["fake:clean", name, *FAST, "-o", "r.json", "--html", "r.html", "--csv", "r.csv"]) == 0
+    assert "Internal error" not in capsys.readouterr().err
+    report = read_report("r.json")
+    shown = "we\ufffdird.jsonl"
+    assert report.benchmark.name == shown and report.benchmark.spec.endswith(shown)
+    assert shown in Path("r.html").read_text(encoding="utf-8")

@@ -112,11 +112,28 @@ def as_saved(report: Report) -> Report:
         source = report.model_copy(deep=True)
         _null_constants(source)
     try:
-        return Report.model_validate(source.model_dump())
+        return Report.model_validate(_encodable(source.model_dump()))
     except ValidationError as exc:
         raise ReportInvalid(
             f"The report can't be saved or shown: {first_error(exc)}. Change it back, or run the audit again."
         ) from None
+
+
+def _encodable(value: Any) -> Any:
+    """``value`` with each lone surrogate in its texts as U+FFFD: a file name that is no UTF-8
+    (its bytes kept as surrogates, as Python reads such names) can't be written in UTF-8 (the JSON,
+    the HTML), and stopped the audit at its very end."""
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return "".join("\ufffd" if "\ud800" <= char <= "\udfff" else char for char in value)
+        return value
+    if isinstance(value, dict):
+        return {_encodable(key): _encodable(part) for key, part in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(_encodable(part) for part in value)
+    return value
 
 
 def _is_constant(value: object) -> bool:
