@@ -12,7 +12,7 @@ import pytest
 EXAMPLE = str(Path(__file__).parents[2] / "docs" / "example" / "report.json")  # "No evidence found": 0
 
 
-def contamcheck(*args: str, close_stdout: bool = False) -> tuple[int, str, str]:
+def contamcheck(*args: str, close_stdout: bool = False, encoding: str = "utf-8") -> tuple[int, str, str]:
     forcing = ("COLUMNS", "FORCE_COLOR", "TTY_COMPATIBLE", "TTY_INTERACTIVE")  # as a terminal would
     env = {key: value for key, value in os.environ.items() if key not in forcing}
     process = subprocess.Popen(
@@ -20,7 +20,8 @@ def contamcheck(*args: str, close_stdout: bool = False) -> tuple[int, str, str]:
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
-        env=env,
+        encoding=encoding,
+        env={**env, "PYTHONIOENCODING": encoding},
     )
     if close_stdout:  # the reader is gone before anything is written: every write meets a closed pipe
         assert process.stdout is not None
@@ -63,3 +64,19 @@ def test_a_closed_standard_output_leaves_the_exit_code(args: tuple[str, ...]) ->
         preexec_fn=lambda: os.close(1),  # the child starts with no standard output at all
     )
     assert (done.returncode, done.stderr) == (0, "")
+
+
+@pytest.mark.parametrize("encoding", ["ascii", "cp1252"])
+@pytest.mark.parametrize(
+    "args",
+    [("report", EXAMPLE), ("benchmarks",), ("fake:clean", "sample", "-n", "20", "--quick", "--no-cache")],
+)
+def test_a_terminal_that_is_not_utf8_gets_what_it_can_show(args: tuple[str, ...], encoding: str) -> None:
+    """A check mark or a minus sign stopped the command with a traceback (exit 1, a verdict's code)
+    or an internal error: they are "?" there, and the tables ASCII."""
+    code, stdout, stderr = contamcheck(
+        *args, "--no-cache" if "fake:clean" in args else "--", encoding=encoding
+    )
+    assert code == 0, stderr
+    assert "Traceback" not in stderr and "Error" not in stderr
+    assert "No evidence found" in stdout or "canonical-order" in stdout

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import io
 import math
 import signal
 import sys
@@ -476,6 +477,7 @@ def _error(message: str) -> None:
 def main(argv: list[str] | None = None) -> int:
     """Console entry point; returns the exit code."""
     args = list(sys.argv[1:] if argv is None else argv)
+    _replace_what_the_terminal_cannot_show()
     code = _main(args)
     if code == 2 and len(args) == 1 and _looks_like_a_command(args[0]):
         commands = ", ".join(sorted(name for name, command in cli.commands.items() if not command.hidden))
@@ -491,6 +493,19 @@ def main(argv: list[str] | None = None) -> int:
             err=True,
         )
     return code
+
+
+def _replace_what_the_terminal_cannot_show() -> None:
+    """A terminal (or a pipe) whose encoding is not UTF-8 (cp1252, ASCII) gets "?" for a character
+    it can't show, a check mark or a minus sign, where printing one stopped the command with a
+    traceback; rich draws its tables in ASCII there."""
+    for stream in (sys.stdout, sys.stderr):
+        encoding = getattr(stream, "encoding", None) or "utf-8"
+        try:
+            "\u2713\u2212\u2026".encode(encoding)
+        except (UnicodeEncodeError, LookupError):
+            if isinstance(stream, io.TextIOWrapper):
+                stream.reconfigure(errors="replace")
 
 
 def _main(args: list[str]) -> int:
