@@ -537,3 +537,22 @@ def test_bars_on_a_terminal_gone_let_the_stop_that_closed_it_through():
     # leaving without an error, the OSError is the error
     with pytest.raises(OSError), ProgressBars(Console(file=stream, force_terminal=True), "bars") as again:
         again("model: scoring", 1, 10)
+
+
+@pytest.mark.parametrize("command", [["cache", "info"], ["report", "r.json"], ["fake:clean", "sample"]])
+def test_a_ctrl_c_while_the_commands_load_is_an_interruption(command, monkeypatch, capsys):
+    """Ctrl-C in an audit's first second, while scipy's compiled modules load: it was a traceback,
+    or an ImportError ("initialization failed", caused by the interruption) that exited with 1, the
+    code of a verdict at --fail-on."""
+    from contamcheck.cli import app
+
+    def interrupted() -> None:
+        try:
+            raise KeyboardInterrupt
+        except KeyboardInterrupt as exc:
+            raise ImportError("initialization failed") from exc
+
+    monkeypatch.setattr(app, "_run", interrupted)
+    assert main(command) == 130
+    err = capsys.readouterr().err
+    assert "Interrupted." in err and "Internal error" not in err and "Traceback" not in err

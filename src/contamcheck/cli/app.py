@@ -16,6 +16,7 @@ import sys
 import threading
 from collections.abc import Callable
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import click
@@ -307,9 +308,7 @@ def run_command(
 @click.option("--debug", is_flag=True, help="Show tracebacks for unexpected errors.")
 def report_command(report_file: str, **options: Any) -> int:
     """Render a saved JSON report again, without any model work."""
-    from .run import rerender
-
-    return guarded(options["debug"])(lambda: rerender(report_file, options))
+    return guarded(options["debug"])(lambda: _run().rerender(report_file, options))
 
 
 @cli.group("cache")
@@ -322,9 +321,7 @@ def cache_group() -> None:
 @click.option("--debug", is_flag=True, help="Show tracebacks for unexpected errors.")
 def cache_info(cache: str | None, debug: bool) -> int:
     """Where the cache is, how big each part, and which models it holds evidence for."""
-    from .run import show_cache
-
-    return guarded(debug)(lambda: show_cache(cache))
+    return guarded(debug)(lambda: _run().show_cache(cache))
 
 
 @cache_group.command("clear")
@@ -339,18 +336,20 @@ def cache_info(cache: str | None, debug: bool) -> int:
 def cache_clear(cache: str | None, unread: bool, debug: bool) -> int:
     """Delete everything cached: evidence, converted models, null tables (an audit remakes them);
     with --unread, only the texts this version no longer reads."""
-    from .run import clear_cache
-
-    return guarded(debug)(lambda: clear_cache(cache, unread))
+    return guarded(debug)(lambda: _run().clear_cache(cache, unread))
 
 
 @cli.command("benchmarks")
 def benchmarks_command() -> int:
     """List the built-in benchmarks and the tests."""
-    from .listing import print_listing
 
-    print_listing()
-    return 0
+    def listing() -> int:
+        from .listing import print_listing
+
+        print_listing()
+        return 0
+
+    return guarded(False)(listing)
 
 
 @cli.command("serve", short_help="The same audit in a browser (loopback only).")
@@ -379,9 +378,13 @@ def benchmarks_command() -> int:
 @click.option("--debug", is_flag=True, help="Show tracebacks for unexpected errors.")
 def serve_command(host: str, port: int, data: str | None, max_upload_mb: float, debug: bool) -> int:
     """The same audit in a browser, served on this machine only (loopback)."""
-    from ..web import serve
 
-    return guarded(debug)(lambda: serve(host, port, data, max_upload_mb))
+    def serving() -> int:
+        from ..web import serve
+
+        return serve(host, port, data, max_upload_mb)
+
+    return guarded(debug)(serving)
 
 
 def _upload_limit(megabytes: float) -> float:
@@ -421,16 +424,22 @@ def terminate(signum: int, frame: object) -> None:
 STOPPING = [signal.SIGTERM, *([signal.SIGHUP] if hasattr(signal, "SIGHUP") else [])]
 
 
-def _run_audit(model: str, benchmark: str, options: dict[str, Any]) -> int:
-    from .run import run_audit
+def _run() -> ModuleType:
+    """The commands' module, imported inside ``guarded``: a Ctrl-C while it loads (scipy's
+    modules take a second) is an interruption, not a traceback."""
+    from . import run
 
+    return run
+
+
+def _run_audit(model: str, benchmark: str, options: dict[str, Any]) -> int:
     # only the main thread may set a handler (an audit called from another thread keeps the default)
     main_thread = threading.current_thread() is threading.main_thread()
     # a signal ignored (`nohup` ignores SIGHUP) stays ignored: the audit is meant to outlive it
     stopping = [signum for signum in STOPPING if signal.getsignal(signum) is not signal.SIG_IGN]
     previous = {signum: signal.signal(signum, terminate) for signum in stopping} if main_thread else {}
     try:
-        return guarded(options["debug"])(lambda: run_audit(model, benchmark, options))
+        return guarded(options["debug"])(lambda: _run().run_audit(model, benchmark, options))
     finally:
         for signum, handler in previous.items():  # None: the handler before was not set from Python
             signal.signal(signum, signal.SIG_DFL if handler is None else handler)
@@ -446,13 +455,16 @@ def guarded(debug: bool) -> Callable[[Callable[[], int]], int]:
             _error(str(exc))
             return exc.exit_code
         except KeyboardInterrupt:
-            _error("Interrupted. Evidence computed so far is kept; run the same command to resume.")
+            _error(INTERRUPTED)
             return 130
         except Terminated as stop:
             name = signal.Signals(stop.signum).name
             _error(f"Terminated ({name}). Evidence computed so far is kept; run the same command to resume.")
             return 128 + stop.signum
         except Exception as exc:  # an unexpected exception is a bug: say so, in one line
+            if _interrupted(exc):
+                _error(INTERRUPTED)
+                return 130
             if debug:
                 raise
             if isinstance(exc, OSError) and exc.errno == errno.ENAMETOOLONG:  # a path no system takes
@@ -467,6 +479,22 @@ def guarded(debug: bool) -> Callable[[Callable[[], int]], int]:
             return 3
 
     return wrapper
+
+
+INTERRUPTED = "Interrupted. Evidence computed so far is kept; run the same command to resume."
+
+
+def _interrupted(exc: BaseException) -> bool:
+    """Whether a Ctrl-C lies behind ``exc``: one that stops a compiled module's initialisation
+    (scipy's) comes out as its ImportError "initialization failed", caused by the interruption."""
+    seen: set[int] = set()
+    cause: BaseException | None = exc
+    while cause is not None and id(cause) not in seen:
+        if isinstance(cause, KeyboardInterrupt):
+            return True
+        seen.add(id(cause))
+        cause = cause.__cause__ or cause.__context__
+    return False
 
 
 def _error(message: str) -> None:
