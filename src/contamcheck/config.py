@@ -159,6 +159,28 @@ class AuditConfig:
         )
         empty_reference = "--reference is empty: pass auto, none, or a model (Hub id, folder, .gguf)."
         checks.append((bool(self.reference), empty_reference))
+        # an empty value (a variable left unset) would be taken as no value: the guessed column,
+        # the number twins, where the command asked for another
+        checks += [
+            (value is None or bool(value.strip()), f"{flag} is empty: {fix}.")
+            for flag, value, fix in (
+                (
+                    "--field",
+                    self.field,
+                    "name the column that holds the questions, or leave --field out to have it guessed",
+                ),
+                (
+                    "--control",
+                    self.control,
+                    "give the control file, or leave --control out to compare with number twins",
+                ),
+                (
+                    "--control-field",
+                    self.control_field,
+                    "name the control file's column, or leave --control-field out to have it guessed",
+                ),
+            )
+        ]
         names = {
             "MODEL": self.model,
             "BENCHMARK": self.benchmark,
@@ -199,6 +221,11 @@ class AuditConfig:
             object.__setattr__(self, "tests", chosen)
             if not chosen:
                 raise InputError("--tests is empty: name at least one test (see `contamcheck benchmarks`).")
+            if not self.ordered and chosen == ("canonical-order",):  # with others, it is skipped
+                raise InputError(
+                    "--no-order says the benchmark's rows are not in their published order, which "
+                    "--tests canonical-order needs: drop one of them."
+                )
 
     def _check_types(self) -> None:
         def wrong(field: str, wanted: str) -> InputError:

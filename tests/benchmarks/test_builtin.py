@@ -143,6 +143,9 @@ def test_other_builtins_offline_say_how_to_use_a_local_file(
     assert dataset in message
     assert f"{name}_test.jsonl --field {field}" in message
     assert "HF_HUB_OFFLINE=1" in message
+    with pytest.raises(HubUnreachable) as caught:  # as --control: its own options
+        load_benchmark(name, role="control")
+    assert f"BENCHMARK --control {name}_test.jsonl --control-field {field}." in str(caught.value)
 
 
 def test_the_builtins_are_the_documented_ones() -> None:

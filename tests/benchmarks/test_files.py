@@ -441,6 +441,40 @@ def test_no_field_to_guess(tmp_path: Path) -> None:
     assert "--field" in message
 
 
+def test_a_csv_without_a_header_is_named_as_such(tmp_path: Path) -> None:
+    """Its first question read as a column's name, the advice to pass it as --field lost it."""
+    path = write(tmp_path / "q.csv", "Ann has 12 cats and 40 dogs.\nHow many minutes are in 3 hours?\n")
+    message = error_of(path)
+    assert "looks like a question, not the columns' names" in message and "Add one above it" in message
+    assert "Pass --field" not in message
+    assert load_benchmark(str(path), field="Ann has 12 cats and 40 dogs.").items[0].text.startswith("How")
+
+
+@pytest.mark.parametrize(
+    ("name", "content", "says"),
+    [
+        ("q.csv", "id,question,question\n1,first,second\n", "header of .* names the column 'question' twice"),
+        ("q.jsonl", '{"question": "a"}\n{"question": "first", "question": "second"}\n', "Line 2 of"),
+        ("q.json", '[{"question": "first", "id": 1, "question": "second"}]', "An object in"),
+    ],
+)
+def test_a_field_named_twice_is_refused(tmp_path: Path, name: str, content: str, says: str) -> None:
+    """Read as its last value, silently: the audit would test another question than a person reads."""
+    message = error_of(write(tmp_path / name, content))
+    assert re.search(says, message) and "'question' twice" in message, message
+
+
+def test_a_csv_with_unnamed_columns_twice_is_read(tmp_path: Path) -> None:
+    """Trailing separators (a spreadsheet's empty columns) name no column: nothing to refuse."""
+    path = write(tmp_path / "q.csv", "id,question,,\n1,How many?,,\n")
+    assert [item.text for item in load_benchmark(str(path)).items] == ["How many?"]
+
+
+def test_field_on_a_txt_file_is_refused(tmp_path: Path) -> None:
+    path = write(tmp_path / "q.txt", "How many?\n")
+    assert "with no fields for --field to name: leave --field out" in error_of(path, field="question")
+
+
 @pytest.mark.parametrize("suffix", [".jsonl", ".parquet"])
 def test_a_field_that_is_not_text(tmp_path: Path, suffix: str) -> None:
     rows = [{"question": "fine", "answer": 4}, {"question": "also fine", "answer": 5}]

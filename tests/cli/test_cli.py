@@ -224,6 +224,11 @@ def write(tmp_path: Path, name: str, text: str) -> str:
         (["fake:clean", "sample", "--reference", "fake:clean"], "is the model under audit"),
         (["fake:clean", "sample", "--reference", " "], "--reference is empty"),
         (["fake:clean", "sample", "--control-field", "q"], "pass --control FILE too"),
+        # an empty value, a variable left unset: not the guessed column or the twins in its place
+        (["fake:clean", "sample", "--field", ""], "--field is empty: name the column"),
+        (["fake:clean", "sample", "--control", ""], "--control is empty: give the control file"),
+        (["fake:clean", "sample", "--control", "sample", "--control-field", " "], "--control-field is empty"),
+        (["fake:clean", "sample", "--no-order", "--tests", "canonical-order"], "drop one of them"),
         (["fake:clean", "sample", "--cache", "c", "--no-cache"], "--cache and --no-cache contradict"),
     ],
 )

@@ -35,7 +35,7 @@ def load_benchmark(
         spec = spec.lower()  # GSM8K and HumanEval name the built-ins too
     if spec in BUILTINS:  # a file or folder of the same name is reached as ./NAME
         builtin = BUILTINS[spec]
-        questions, builtin_field, source = read_builtin(builtin, field)
+        questions, builtin_field, source = read_builtin(builtin, field, role)
         used_field: str | None = builtin_field
         name = spec
         about = {"title": builtin.short_title or spec, "split": builtin.split, "kind": builtin.kind}

@@ -97,8 +97,11 @@ BUILTINS: dict[str, BuiltinBenchmark] = {
 }
 
 
-def read_builtin(benchmark: BuiltinBenchmark, field: str | None) -> tuple[list[Question], str, str]:
-    """The questions of a built-in benchmark, the field used and a note on where they came from."""
+def read_builtin(
+    benchmark: BuiltinBenchmark, field: str | None, role: str = "benchmark"
+) -> tuple[list[Question], str, str]:
+    """The questions of a built-in benchmark, the field used and a note on where they came from
+    (``role`` "control": read for ``--control``, which its advice names)."""
     if benchmark.name == "sample":
         return (
             _read_sample(field),
@@ -106,10 +109,13 @@ def read_builtin(benchmark: BuiltinBenchmark, field: str | None) -> tuple[list[Q
             "bundled sample (contamcheck/benchmarks/data)",
         )
     assert benchmark.dataset is not None
-    local_hint = (
-        f"Download it elsewhere and pass the file, e.g. contamcheck MODEL {benchmark.name}_test.jsonl "
-        f"--field {benchmark.field}."
+    local = f"{benchmark.name}_test.jsonl"
+    usage = (
+        f"contamcheck MODEL BENCHMARK --control {local} --control-field {benchmark.field}"
+        if role == "control"
+        else f"contamcheck MODEL {local} --field {benchmark.field}"
     )
+    local_hint = f"Download it elsewhere and pass the file, e.g. {usage}."
     try:
         questions = hf_datasets.read_questions(
             benchmark.dataset,

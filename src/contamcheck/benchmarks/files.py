@@ -58,6 +58,11 @@ def read_questions(path: Path, field: str | None) -> tuple[Questions, str | None
     if not path.is_file():
         raise InputError(f"Benchmark file {str(path)!r} is not a file.")
     if suffix == ".txt":
+        if field is not None:
+            raise InputError(
+                f"{str(path)!r} is a .txt file, one question per line, with no fields for --field to "
+                "name: leave --field out, or save the file as .jsonl or .csv with named columns."
+            )
         lines = [line.strip() for line in _text(path, gzipped).splitlines()]
         questions = [Question(str(index), line, index) for index, line in enumerate(lines) if line]
         return questions, None, {}
@@ -74,8 +79,21 @@ def read_questions(path: Path, field: str | None) -> tuple[Questions, str | None
             "Pass a file with at least one question in it."
         )
     columns = list(rows[0][1])
+    if field is None and suffix == ".csv" and not set(GUESSED_FIELDS) & set(columns):
+        _no_header(columns, str(path))
     key = field or guess_field(columns, str(path))
     return _extract(rows, key, str(path))
+
+
+def _no_header(columns: list[str], where: str) -> None:
+    """A CSV whose first line reads as a question (four words or more in a cell) has no header: its
+    first question would be taken for a column's name, and lost."""
+    if any(len(column.split()) >= 4 for column in columns):
+        raise InputError(
+            f"The first line of {where!r} looks like a question, not the columns' names "
+            f"({_preview(', '.join(columns))}): a CSV file starts with a header. Add one above it "
+            "(question, or id,question for two columns), or save one question per line as .txt."
+        )
 
 
 def guess_field(columns: list[str], where: str) -> str:
@@ -150,7 +168,12 @@ def _json_rows(path: Path, gzipped: bool, suffix: str) -> Iterator[Row]:
     text = _text(path, gzipped)
     if suffix == ".json":
         try:
-            data = json.loads(text)
+            data = json.loads(text, object_pairs_hook=_once)
+        except _Twice as twice:
+            raise InputError(
+                f"An object in {str(path)!r} names the field {str(twice)!r} twice: only the last would "
+                "be read. Give each field once."
+            ) from None
         except json.JSONDecodeError:
             data = None  # perhaps JSON Lines named .json; read it line by line below
         except RecursionError:
@@ -162,7 +185,12 @@ def _json_rows(path: Path, gzipped: bool, suffix: str) -> Iterator[Row]:
         if not line.strip():
             continue
         try:
-            row = json.loads(line)
+            row = json.loads(line, object_pairs_hook=_once)
+        except _Twice as twice:
+            raise InputError(
+                f"Line {number} of {str(path)!r} names the field {str(twice)!r} twice: only the last "
+                "would be read. Give each field once."
+            ) from None
         except json.JSONDecodeError as exc:
             raise InputError(
                 f"Line {number} of {str(path)!r} is not valid JSON ({exc.msg}, column {exc.colno}). "
@@ -176,6 +204,19 @@ def _json_rows(path: Path, gzipped: bool, suffix: str) -> Iterator[Row]:
                 '(expected e.g. {"question": "..."}).'
             )
         yield f"line {number}", row
+
+
+class _Twice(Exception):
+    """A JSON object names one field twice (the field)."""
+
+
+def _once(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A JSON object whose fields each appear once: json reads a field given twice as its last value,
+    silently, so a line's question could be another than the one a person reads first."""
+    row = dict(pairs)
+    if len(row) < len(pairs):
+        raise _Twice(next(key for index, (key, _) in enumerate(pairs) if key in dict(pairs[:index])))
+    return row
 
 
 def _json_document_rows(data: Any, where: str) -> Iterator[Row]:
@@ -226,6 +267,13 @@ def _csv_rows(path: Path, gzipped: bool) -> Iterator[Row]:
                 continue
             if columns is None:
                 columns = cells
+                named = [cell for cell in cells if cell.strip()]
+                twice = next((cell for cell in named if named.count(cell) > 1), None)
+                if twice is not None:
+                    raise InputError(
+                        f"The header of {where!r} (line {line}) names the column {twice!r} twice: a row "
+                        "would keep only the last one. Rename one of them."
+                    )
                 continue
             surplus = cells[len(columns) :]
             if len(cells) < len(columns) or any(cell.strip() for cell in surplus):

@@ -105,7 +105,8 @@ def audit_options(function: Callable[..., Any]) -> Callable[..., Any]:
             "--control",
             "control",
             shell_complete=completion.path,
-            help="Questions the model can't have seen (file): unpaired controls.",
+            help="Questions the model can't have seen (a file, like BENCHMARK, or a built-in name, or "
+            "hf:...): unpaired controls.",
         ),
         click.option("--control-field", help="Column of --control holding the question."),
         click.option(
