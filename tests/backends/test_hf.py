@@ -531,11 +531,23 @@ def test_settings_and_identity(tiny):
         (lambda p: p / "missing", "does not exist"),
         (lambda p: (p / "empty").mkdir() or p / "empty", "no config.json"),
         (lambda p: _write(p / "weights.txt", "x"), "not a .gguf file"),
+        (lambda p: _write(p / "junk.gguf", "x" * 3000), r"is not a GGUF model file \(.*magic bytes"),
     ],
 )
 def test_bad_model_paths_are_input_errors(tmp_path, make, message):
     with pytest.raises(InputError, match=message):
         HFModel.load(str(make(tmp_path)))
+
+
+def test_a_gguf_file_cut_short_is_named_so(tmp_path):
+    """numpy's "cannot reshape array of size 214336 into shape (49152,612)" said nothing of why."""
+    from contamcheck.backends.packaged import resolve_packaged
+
+    cut = tmp_path / "cut.gguf"
+    with open(resolve_packaged("pkg:smollm2-135m-instruct"), "rb") as whole:
+        cut.write_bytes(whole.read(2_000_000))
+    with pytest.raises(ModelLoadError, match=r"the .gguf file looks corrupt or cut short \(.*\)\. Download"):
+        HFModel.load(str(cut), device="cpu")
 
 
 def _write(path: Path, text: str) -> Path:

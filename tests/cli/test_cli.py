@@ -117,7 +117,7 @@ def test_a_model_that_fails_to_load_ends_its_progress_line(capsys, tmp_path):
     lines = err.splitlines()
     assert code == 3 and f"loading {reference} …" in lines
     assert any(re.fullmatch(rf"loading {re.escape(str(reference))}: failed \(\d+ s\)", x) for x in lines)
-    assert lines[-1].startswith(f"contamcheck: error: Can't load model '{reference}'")
+    assert lines[-1].startswith(f"contamcheck: error: --reference: Can't load model '{reference}'")
 
 
 def test_a_fake_reference_is_not_taken_for_the_model_it_shares_its_numbers_with(capsys, tmp_path):
@@ -223,6 +223,7 @@ def write(tmp_path: Path, name: str, text: str) -> str:
         (["fake:clean", "sample", "--reference", "/no/such/ref"], "--reference: Model path"),
         (["fake:clean", "sample", "--reference", "fake:clean"], "is the model under audit"),
         (["fake:clean", "sample", "--reference", " "], "--reference is empty"),
+        (["fake:clean", "sample", "--reference", "junk.gguf"], "--reference: 'junk.gguf' is not a GGUF"),
         (["fake:clean", "sample", "--control-field", "q"], "pass --control FILE too"),
         # an empty value, a variable left unset: not the guessed column or the twins in its place
         (["fake:clean", "sample", "--field", ""], "--field is empty: name the column"),
@@ -232,7 +233,9 @@ def write(tmp_path: Path, name: str, text: str) -> str:
         (["fake:clean", "sample", "--cache", "c", "--no-cache"], "--cache and --no-cache contradict"),
     ],
 )
-def test_input_errors_exit_2_with_one_line(capsys, args, message):
+def test_input_errors_exit_2_with_one_line(capsys, args, message, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "junk.gguf").write_bytes(b"not a model" * 300)
     code, out, err = run(capsys, *args)
     assert code == 2
     assert message in err

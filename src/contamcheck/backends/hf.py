@@ -100,11 +100,13 @@ def resolve_source(spec: str) -> ModelSource:
                 f"Model {spec!r} is a file but not a .gguf file. Pass a model folder (with config.json), "
                 "a .gguf file, or a Hugging Face Hub id."
             )
+        _check_gguf(path, spec)
         return ModelSource("gguf", str(path.resolve().parent), path.name)
     if path.is_dir():
         if not (path / "config.json").is_file():
             ggufs = sorted(path.glob("*.gguf"))
             if len(ggufs) == 1:
+                _check_gguf(ggufs[0], spec)
                 return ModelSource("gguf", str(path.resolve()), ggufs[0].name)
             raise InputError(
                 f"Model folder {spec!r} has no config.json, so it is not a transformers model folder. "
@@ -135,6 +137,21 @@ def resolve_source(spec: str) -> ModelSource:
             "(like 'HuggingFaceTB/SmolLM2-135M')."
         )
     return ModelSource("hub", spec)
+
+
+def _check_gguf(path: Path, spec: str) -> None:
+    """A .gguf file starts with "GGUF": anything else is said before any work (a reference's too,
+    which is loaded only after the tested model's), not when it is loaded."""
+    try:
+        with path.open("rb") as file:
+            magic = file.read(4)
+    except OSError as exc:
+        raise InputError(f"Can't read the model file {spec!r}: {exc.strerror or exc}.") from None
+    if magic != b"GGUF":
+        raise InputError(
+            f"{spec!r} is not a GGUF model file (it does not start with the GGUF magic bytes). Pass a "
+            ".gguf model, a model folder or a Hub id."
+        )
 
 
 def folder_hint(spec: str) -> str:
@@ -1092,6 +1109,11 @@ def _explain_load_failure(spec: str, source: ModelSource, exc: Exception) -> Exc
     if kind == "SafetensorError" or isinstance(exc, struct.error):
         return ModelLoadError(
             f"Can't load model {source.display!r}: its weights file looks corrupt or cut short ({text}). "
+            "Download or copy it again."
+        )
+    if source.kind == "gguf" and isinstance(exc, ValueError | EOFError):  # numpy: "cannot reshape"
+        return ModelLoadError(
+            f"Can't load model {source.display!r}: the .gguf file looks corrupt or cut short ({text}). "
             "Download or copy it again."
         )
     if isinstance(exc, KeyError):  # str() of a KeyError is the bare key: 'added_tokens'

@@ -60,9 +60,15 @@ class ModelHandle:
     """
 
     def __init__(
-        self, spec: str, options: ModelOptions, store: EvidenceStore, progress: ProgressCallback
+        self,
+        spec: str,
+        options: ModelOptions,
+        store: EvidenceStore,
+        progress: ProgressCallback,
+        reference: bool = False,
     ) -> None:
         self.spec = spec
+        self.reference = reference  # its errors say so (they are worded for MODEL)
         self.options = options
         self.store = store
         self.progress = progress
@@ -102,7 +108,8 @@ class ModelHandle:
 
     def get(self) -> LanguageModel:
         if self._model is None:
-            with self._step(f"loading {self.description.name}"):
+            naming = naming_the_reference() if self.reference else contextlib.nullcontext()
+            with naming, self._step(f"loading {self.description.name}"):
                 self._model = load_model(self.spec, self.options, self.description)
             self.loaded = True
             self.notes += getattr(self._model, "notes", [])  # kept past release()
@@ -192,7 +199,7 @@ def resolve_reference(
             if same_hub_model(name, target.spec) or name in passed_over:
                 continue
             try:
-                handle = ModelHandle(name, options, store, progress)
+                handle = ModelHandle(name, options, store, progress, reference=True)
                 identity = handle.namespace.split("|")[0]  # a Hub model not yet local loads (downloads) here
             except ContamcheckError as exc:
                 reason = f"automatic reference {name} {NOT_LOADED}{said}: {exc}"
@@ -207,7 +214,7 @@ def resolve_reference(
         return ReferenceInfo(status="unavailable", requested=requested, reason=reason), None
     # An explicit reference that can't be found is an error, not a silent fallback.
     with naming_the_reference():
-        handle = ModelHandle(requested, options, store, progress)
+        handle = ModelHandle(requested, options, store, progress, reference=True)
         handle.namespace  # noqa: B018
     return ReferenceInfo(status="used", requested=requested, reason="--reference"), handle
 
