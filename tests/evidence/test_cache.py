@@ -462,3 +462,13 @@ def test_clearing_the_unread_texts_of_a_damaged_cache_keeps_it_aside(tmp_path, c
     captured = capsys.readouterr()
     assert "removed 0 texts" in captured.out and "unreadable (damaged); it was moved to" in captured.err
     assert len(list(tmp_path.glob("evidence.sqlite3.damaged-*"))) == 1
+
+
+def test_cache_info_says_an_evidence_file_that_is_a_folder_cant_be_opened(tmp_path, capsys):
+    """It said "no evidence stored" where an audit refuses the cache (exit 2)."""
+    (tmp_path / "evidence.sqlite3").mkdir()
+    assert main(["cache", "info", "--cache", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "can't be opened: it is a folder, not a file (an audit refuses it)" in out
+    assert "no evidence stored" not in out
+    assert main(["fake:clean", "sample", "-n", "20", "--quick", "--cache", str(tmp_path)]) == 2

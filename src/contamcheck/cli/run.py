@@ -195,6 +195,13 @@ def show_cache(folder: str | None) -> int:
         )
     elif "newer" in summary:
         console.print(escape(f"    written by a newer contamcheck ({summary['newer']}): upgrade to read it"))
+    elif "not_a_file" in summary:
+        console.print(
+            escape(
+                f"    can't be opened: it is {summary['not_a_file']}, not a file (an audit refuses it). "
+                "Move it away, or pass --cache with another folder"
+            )
+        )
     elif "unopened" in summary:
         console.print(escape(f"    can't be opened ({summary['unopened']}): check its owner and permissions"))
     elif not summary["models"]:

@@ -497,6 +497,8 @@ class EvidenceCache:
         if where.exists() and not where.is_dir():
             raise InputError(f"The cache folder {str(where)!r} is a file. {cache_remedy(folder, False)}")
         path = where / FILE_NAME
+        if path.exists() and not path.is_file():  # a folder of that name: an audit can't open it
+            return {**_summarise(None, where), "not_a_file": "a folder"}
         if not path.is_file():
             return _summarise(None, where)
         uri = path.absolute().as_uri()
