@@ -455,13 +455,18 @@ def test_a_csv_without_a_header_is_named_as_such(tmp_path: Path) -> None:
     [
         ("q.csv", "id,question,question\n1,first,second\n", "header of .* names the column 'question' twice"),
         ("q.jsonl", '{"question": "a"}\n{"question": "first", "question": "second"}\n', "Line 2 of"),
-        ("q.json", '[{"question": "first", "id": 1, "question": "second"}]', "An object in"),
+        ("q.json", '[{"question": "a"}, {"question": "first", "id": 1, "question": "second"}]', "Entry 2 "),
     ],
 )
 def test_a_field_named_twice_is_refused(tmp_path: Path, name: str, content: str, says: str) -> None:
     """Read as its last value, silently: the audit would test another question than a person reads."""
     message = error_of(write(tmp_path / name, content))
     assert re.search(says, message) and "'question' twice" in message, message
+
+
+def test_a_field_named_twice_inside_a_nested_value_is_not_read_and_not_refused(tmp_path: Path) -> None:
+    path = write(tmp_path / "q.jsonl", '{"question": "How many?", "meta": {"tag": 1, "tag": 2}}\n')
+    assert [item.text for item in load_benchmark(str(path)).items] == ["How many?"]
 
 
 def test_a_csv_with_unnamed_columns_twice_is_read(tmp_path: Path) -> None:

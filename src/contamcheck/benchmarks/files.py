@@ -168,12 +168,7 @@ def _json_rows(path: Path, gzipped: bool, suffix: str) -> Iterator[Row]:
     text = _text(path, gzipped)
     if suffix == ".json":
         try:
-            data = json.loads(text, object_pairs_hook=_once)
-        except _Twice as twice:
-            raise InputError(
-                f"An object in {str(path)!r} names the field {str(twice)!r} twice: only the last would "
-                "be read. Give each field once."
-            ) from None
+            data = json.loads(text, object_pairs_hook=_Object.of)
         except json.JSONDecodeError:
             data = None  # perhaps JSON Lines named .json; read it line by line below
         except RecursionError:
@@ -185,12 +180,7 @@ def _json_rows(path: Path, gzipped: bool, suffix: str) -> Iterator[Row]:
         if not line.strip():
             continue
         try:
-            row = json.loads(line, object_pairs_hook=_once)
-        except _Twice as twice:
-            raise InputError(
-                f"Line {number} of {str(path)!r} names the field {str(twice)!r} twice: only the last "
-                "would be read. Give each field once."
-            ) from None
+            row = json.loads(line, object_pairs_hook=_Object.of)
         except json.JSONDecodeError as exc:
             raise InputError(
                 f"Line {number} of {str(path)!r} is not valid JSON ({exc.msg}, column {exc.colno}). "
@@ -203,20 +193,33 @@ def _json_rows(path: Path, gzipped: bool, suffix: str) -> Iterator[Row]:
                 f"Line {number} of {str(path)!r} is {_kind(row)}, not an object "
                 '(expected e.g. {"question": "..."}).'
             )
-        yield f"line {number}", row
+        yield _once(f"line {number}", str(path), row)
 
 
-class _Twice(Exception):
-    """A JSON object names one field twice (the field)."""
+class _Object(dict[str, Any]):
+    """A JSON object, and the first of its fields it names twice (``twice``), if any: json reads
+    such a field as its last value, silently."""
+
+    twice: str | None = None
+
+    @classmethod
+    def of(cls, pairs: list[tuple[str, Any]]) -> _Object:
+        made = cls(pairs)
+        if len(made) < len(pairs):
+            made.twice = next(key for index, (key, _) in enumerate(pairs) if key in dict(pairs[:index]))
+        return made
 
 
-def _once(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    """A JSON object whose fields each appear once: json reads a field given twice as its last value,
-    silently, so a line's question could be another than the one a person reads first."""
-    row = dict(pairs)
-    if len(row) < len(pairs):
-        raise _Twice(next(key for index, (key, _) in enumerate(pairs) if key in dict(pairs[:index])))
-    return row
+def _once(place: str, where: str, row: dict[str, Any]) -> Row:
+    """A row whose fields each appear once (a field of a value nested in it may appear twice: it is
+    not read), so that its question is the one a person reads first, not the last of two."""
+    twice = getattr(row, "twice", None)
+    if twice is not None:
+        raise InputError(
+            f"{place[0].upper()}{place[1:]} of {where!r} names the field {twice!r} twice: only the last "
+            "would be read. Give each field once."
+        )
+    return place, row
 
 
 def _json_document_rows(data: Any, where: str) -> Iterator[Row]:
@@ -235,7 +238,7 @@ def _json_document_rows(data: Any, where: str) -> Iterator[Row]:
             row = {"text": row}
         if not isinstance(row, dict):
             raise InputError(f"Entry {number} of {where!r} (counting from 1) is {_kind(row)}, not an object.")
-        yield f"entry {number} (counting from 1)", row
+        yield _once(f"entry {number} (counting from 1)", where, row)
 
 
 def _csv_rows(path: Path, gzipped: bool) -> Iterator[Row]:
