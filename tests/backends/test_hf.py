@@ -517,6 +517,10 @@ def test_a_reasoning_block_the_template_opens_is_closed_before_the_answer(reason
     [prompt] = reasoner._encode_prompts(["Finish the SECOND PIECE."], chat=True)
     assert reasoner.tokenizer.decode(prompt).endswith("<|assistant|><think>\n\n</think>\n\n")
     assert reasoner.tokenizer.decode(prompt).count("</think>") == 1
+    glm = THINKING_TEMPLATE.replace("<think>\n\n</think>\n\n", "\n<think></think>")  # GLM-4.5's closing
+    monkeypatch.setattr(reasoner.tokenizer, "chat_template", glm)
+    [prompt] = reasoner._encode_prompts(["Finish the SECOND PIECE."], chat=True)
+    assert reasoner.tokenizer.decode(prompt).endswith("<think></think>")  # not closed twice
 
 
 def test_settings_and_identity(tiny):

@@ -392,6 +392,7 @@ def test_a_reasoning_block_the_served_template_opens_is_closed_before_the_answer
     appending.opens = True
     served = load_model(appending.url)
     assert isinstance(served, ServerModel) and served._close == [31, 11]
+    assert served.settings()["reasoning"] == "closed"  # part of the cache key, as the texts differ
     assert served.generate(["Say hi."], [6], chat=True) == [" and on"]
     assert _prompts(appending.sent)[-1] == [1, 20, 21, 30, 10, 31, 11]
     assert not [path for path, _ in appending.sent if path.endswith("/chat/completions")]
@@ -402,12 +403,14 @@ def test_a_reasoning_block_the_served_template_opens_is_closed_before_the_answer
         served.generate(["Say hi again."], [6], chat=True)
 
 
-@pytest.mark.parametrize("chat_status", [200, 400])
-def test_a_template_that_opens_no_reasoning_block_gets_a_chat_request(appending, chat_status):
-    """A template that opens none (or none at all: vLLM refuses to render one for a base model)."""
+@pytest.mark.parametrize(("chat_status", "opened"), [(200, []), (200, [30, 31]), (400, [])])
+def test_a_template_that_opens_no_reasoning_block_gets_a_chat_request(appending, chat_status, opened):
+    """A template that opens none, or closes it itself (GLM-4.5's "<think></think>"), or has none at
+    all (vLLM refuses to render one for a base model)."""
     appending.chat_status = chat_status
+    appending.OPENED, appending.opens = opened, True
     served = load_model(appending.url)
-    assert isinstance(served, ServerModel) and served._close == []
+    assert isinstance(served, ServerModel) and served._close == [] and "reasoning" not in served.settings()
     assert served.generate(["Say hi."], [6], chat=True) == ["Hi."]
     assert appending.sent[-1][0] == "/v1/chat/completions"
 

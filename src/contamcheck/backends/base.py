@@ -23,12 +23,16 @@ REASONING_CLOSES = "</think>\n\n"
 
 def reasoning_close(rendered: list[int], opening: list[int], closing: list[int]) -> list[int]:
     """``closing`` where a rendered generation prompt ends in an open reasoning block (``opening``'s
-    ids followed by at most two more, a line's end), else ``[]``. One rule, in-process and served."""
-    if not opening:
+    ids followed by at most two more, a line's end, none of them the closing's first), else ``[]``:
+    GLM-4.5's template, told not to reason, ends with "<think></think>", closed already. One rule,
+    in-process and served."""
+    if not opening or not closing:
         return []
     last = len(rendered) - len(opening)
-    starts = range(last, max(-1, last - 3), -1)
-    return closing if any(rendered[i : i + len(opening)] == opening for i in starts) else []
+    for start in range(last, max(-1, last - 3), -1):
+        if rendered[start : start + len(opening)] == opening:
+            return [] if closing[0] in rendered[start + len(opening) :] else closing
+    return []
 
 
 def appended_token(plain: list[int], marked: list[int]) -> list[int]:

@@ -192,9 +192,10 @@ class ServerModel:
         self.context_length = length
         self._where = [self.name, str(entry.get("root") or ""), str(entry.get("parent") or "")]
         self._appended: list[int] = []  # an end-of-text the served tokenizer appends, left off
+        self._close: list[int] = []  # what closes a reasoning block its chat template opens
         self.identity = self._fingerprint()
         self._appended = self._appended_end()
-        self._close = self._reasoning_close()  # after a chat template's open reasoning block
+        self._close = self._reasoning_close()
 
     # -- the protocol -------------------------------------------------------------------------------
 
@@ -243,7 +244,9 @@ class ServerModel:
         window = {"context_window": str(self.context_length)} if self.context_length else {}
         # as does an appended end-of-text, left off since 2026-12-07 (the probe's numbers are unchanged)
         end = {"appended_end": "left off"} if self._appended else {}
-        return {"backend": "openai", **window, **end}
+        # and a reasoning block closed, which a server without /tokenize can't (its texts differ)
+        closed = {"reasoning": "closed"} if self._close else {}
+        return {"backend": "openai", **window, **end, **closed}
 
     # -- requests -----------------------------------------------------------------------------------
 
