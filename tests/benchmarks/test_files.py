@@ -446,14 +446,16 @@ def test_a_csv_without_a_header_is_named_as_such(tmp_path: Path) -> None:
     path = write(tmp_path / "q.csv", "Ann has 12 cats and 40 dogs.\nHow many minutes are in 3 hours?\n")
     message = error_of(path)
     assert "looks like a question, not the columns' names" in message and "Add one above it" in message
-    assert "Pass --field" not in message
+    assert message.endswith(
+        "If that line is the header, pass --field with the column that holds the questions."
+    )
     assert load_benchmark(str(path), field="Ann has 12 cats and 40 dogs.").items[0].text.startswith("How")
 
 
 @pytest.mark.parametrize(
     ("name", "content", "says"),
     [
-        ("q.csv", "id,question,question\n1,first,second\n", "header of .* names the column 'question' twice"),
+        ("q.csv", "id,question,question\n1,first,second\n", r"header of .* \(line 1\) names the field"),
         ("q.jsonl", '{"question": "a"}\n{"question": "first", "question": "second"}\n', "Line 2 of"),
         ("q.json", '[{"question": "a"}, {"question": "first", "id": 1, "question": "second"}]', "Entry 2 "),
     ],
@@ -464,9 +466,22 @@ def test_a_field_named_twice_is_refused(tmp_path: Path, name: str, content: str,
     assert re.search(says, message) and "'question' twice" in message, message
 
 
-def test_a_field_named_twice_inside_a_nested_value_is_not_read_and_not_refused(tmp_path: Path) -> None:
-    path = write(tmp_path / "q.jsonl", '{"question": "How many?", "meta": {"tag": 1, "tag": 2}}\n')
-    assert [item.text for item in load_benchmark(str(path)).items] == ["How many?"]
+@pytest.mark.parametrize(
+    ("name", "content"),
+    [
+        ("q.jsonl", '{"question": "How many?", "meta": {"tag": 1, "tag": 2}}\n'),  # nested
+        ("q.jsonl", '{"question": "How many?", "tag": 1, "tag": 2}\n'),
+        ("q.csv", "id,question,note,note\n1,How many?,a,b\n"),
+    ],
+)
+def test_a_field_named_twice_that_is_not_read_is_no_matter(tmp_path: Path, name: str, content: str) -> None:
+    """Neither the question's nor the id's: nothing read changes."""
+    assert [item.text for item in load_benchmark(str(write(tmp_path / name, content))).items] == ["How many?"]
+
+
+def test_a_list_of_questions_named_twice_is_refused(tmp_path: Path) -> None:
+    path = write(tmp_path / "q.json", '{"questions": ["How many?"], "questions": ["How far?"]}')
+    assert "names 'questions' twice: only the last list of questions" in error_of(path)
 
 
 def test_a_csv_with_unnamed_columns_twice_is_read(tmp_path: Path) -> None:

@@ -92,7 +92,8 @@ def _no_header(columns: list[str], where: str) -> None:
         raise InputError(
             f"The first line of {where!r} looks like a question, not the columns' names "
             f"({_preview(', '.join(columns))}): a CSV file starts with a header. Add one above it "
-            "(question, or id,question for two columns), or save one question per line as .txt."
+            "(question, or id,question for two columns), or save one question per line as .txt. If "
+            "that line is the header, pass --field with the column that holds the questions."
         )
 
 
@@ -111,6 +112,7 @@ def _extract(rows: list[Row], key: str, where: str) -> tuple[Questions, str, dic
     questions: Questions = []
     empty = 0
     for index, (place, row) in enumerate(rows):
+        _read_once(row, (key, id_key), place, where)
         if key not in row:
             raise InputError(
                 f"Field {key!r} is missing from {place} of {where!r}. "
@@ -193,37 +195,44 @@ def _json_rows(path: Path, gzipped: bool, suffix: str) -> Iterator[Row]:
                 f"Line {number} of {str(path)!r} is {_kind(row)}, not an object "
                 '(expected e.g. {"question": "..."}).'
             )
-        yield _once(f"line {number}", str(path), row)
+        yield f"line {number}", row
 
 
 class _Object(dict[str, Any]):
-    """A JSON object, and the first of its fields it names twice (``twice``), if any: json reads
-    such a field as its last value, silently."""
+    """A row, and the fields it names twice (``twice``: a JSON object's, or a CSV header's), which
+    json and csv read as their last value, silently. ``said`` says where, for a CSV header."""
 
-    twice: str | None = None
+    twice: frozenset[str] = frozenset()
+    said: str | None = None
 
     @classmethod
     def of(cls, pairs: list[tuple[str, Any]]) -> _Object:
         made = cls(pairs)
         if len(made) < len(pairs):
-            made.twice = next(key for index, (key, _) in enumerate(pairs) if key in dict(pairs[:index]))
+            made.twice = frozenset(key for index, (key, _) in enumerate(pairs) if key in dict(pairs[:index]))
         return made
 
 
-def _once(place: str, where: str, row: dict[str, Any]) -> Row:
-    """A row whose fields each appear once (a field of a value nested in it may appear twice: it is
-    not read), so that its question is the one a person reads first, not the last of two."""
-    twice = getattr(row, "twice", None)
+def _read_once(row: dict[str, Any], read: tuple[str | None, ...], place: str, where: str) -> None:
+    """Refuse a row that names a field it is read by twice (the question's, the id's), so that its
+    question is the one a person reads first, not the last of two; other fields may repeat."""
+    twice = next((name for name in read if name in getattr(row, "twice", ())), None)
     if twice is not None:
+        said = getattr(row, "said", None) or f"{place[0].upper()}{place[1:]} of {where!r}"
         raise InputError(
-            f"{place[0].upper()}{place[1:]} of {where!r} names the field {twice!r} twice: only the last "
-            "would be read. Give each field once."
+            f"{said} names the field {twice!r} twice: only the last would be read. Give each field "
+            "once, or rename one."
         )
-    return place, row
 
 
 def _json_document_rows(data: Any, where: str) -> Iterator[Row]:
     if isinstance(data, dict):
+        repeated = [key for key in getattr(data, "twice", ()) if isinstance(data[key], list)]
+        if repeated:
+            raise InputError(
+                f"{where!r} names {repeated[0]!r} twice: only the last list of questions would be "
+                "read. Give it once."
+            )
         lists = [value for value in data.values() if isinstance(value, list)]
         if len(lists) != 1:
             raise InputError(
@@ -238,7 +247,7 @@ def _json_document_rows(data: Any, where: str) -> Iterator[Row]:
             row = {"text": row}
         if not isinstance(row, dict):
             raise InputError(f"Entry {number} of {where!r} (counting from 1) is {_kind(row)}, not an object.")
-        yield _once(f"entry {number} (counting from 1)", where, row)
+        yield f"entry {number} (counting from 1)", row
 
 
 def _csv_rows(path: Path, gzipped: bool) -> Iterator[Row]:
@@ -270,18 +279,15 @@ def _csv_rows(path: Path, gzipped: bool) -> Iterator[Row]:
                 continue
             if columns is None:
                 columns = cells
-                named = [cell for cell in cells if cell.strip()]
-                twice = next((cell for cell in named if named.count(cell) > 1), None)
-                if twice is not None:
-                    raise InputError(
-                        f"The header of {where!r} (line {line}) names the column {twice!r} twice: a row "
-                        "would keep only the last one. Rename one of them."
-                    )
+                twice = frozenset(cell for cell in cells if cell.strip() and cells.count(cell) > 1)
+                header = f"The header of {where!r} (line {line})"
                 continue
             surplus = cells[len(columns) :]
             if len(cells) < len(columns) or any(cell.strip() for cell in surplus):
                 raise InputError(_cell_count(where, line, len(cells), columns, delimiter))
-            yield f"line {line}", dict(zip(columns, cells, strict=False))  # any surplus is blank
+            row = _Object(zip(columns, cells, strict=False))  # any surplus is blank
+            row.twice, row.said = twice, header
+            yield f"line {line}", row
     except csv.Error as exc:
         raise InputError(
             f"Can't parse {where!r} as CSV: the row starting on line {start} {_csv_problem(exc)}. "
