@@ -119,3 +119,13 @@ def test_no_reference_is_resolved_when_no_chosen_test_compares_with_one(monkeypa
     )
     config = AuditConfig(model="fake:clean", benchmark=str(words), tests=["min-k"], no_cache=True)
     assert "no test chosen" not in (audit(config).reference.reason or "")
+
+
+def test_a_reference_error_is_named_as_one_once():
+    """A Hub reference not downloaded yet loads inside its description: both name it."""
+    from contamcheck.errors import InputError
+    from contamcheck.pipeline.handles import naming_the_reference
+
+    said = r"^--reference: Model 'x' is bad\.$"
+    with pytest.raises(InputError, match=said), naming_the_reference(), naming_the_reference():
+        raise InputError("Model 'x' is bad.")

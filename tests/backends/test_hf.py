@@ -543,6 +543,20 @@ def test_bad_model_paths_are_input_errors(tmp_path, make, message):
         HFModel.load(str(make(tmp_path)))
 
 
+def test_a_folder_with_one_gguf_that_is_none_names_the_file(tmp_path):
+    (tmp_path / "m").mkdir()
+    _write(tmp_path / "m" / "weights.gguf", "x" * 100)
+    with pytest.raises(InputError, match=r"'.*/m/weights.gguf' is not a GGUF model file"):
+        HFModel.load(str(tmp_path / "m"))
+
+
+def test_a_gguf_of_an_architecture_transformers_lacks_is_not_called_cut_short():
+    source = hf.ModelSource("gguf", "/models", "m.gguf")
+    unsupported = ValueError("GGUF model with architecture xyz is not supported yet.")
+    said = str(hf._explain_load_failure("m.gguf", source, unsupported))
+    assert "not supported yet" in said and "cut short" not in said
+
+
 def test_a_gguf_file_cut_short_is_named_so(tmp_path):
     """numpy's "cannot reshape array of size 214336 into shape (49152,612)" said nothing of why."""
     from contamcheck.backends.packaged import resolve_packaged

@@ -80,3 +80,13 @@ def test_a_terminal_that_is_not_utf8_gets_what_it_can_show(args: tuple[str, ...]
     assert code == 0, stderr
     assert "Traceback" not in stderr and "Error" not in stderr
     assert "No evidence found" in stdout or "canonical-order" in stdout
+
+
+def test_a_terminal_told_how_to_replace_keeps_its_way() -> None:
+    """PYTHONIOENCODING=ascii:backslashreplace is a choice: kept, not turned into "?"."""
+    env = {**os.environ, "PYTHONIOENCODING": "ascii:backslashreplace"}
+    done = subprocess.run(
+        [sys.executable, "-m", "contamcheck", "report", EXAMPLE], capture_output=True, env=env, check=False
+    )
+    assert done.returncode == 0 and b"\\u2713" in done.stdout and b"?" not in done.stdout
+    assert b"Traceback" not in done.stderr

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import sqlite3
@@ -412,7 +413,7 @@ def test_generations_stored_before_a_fix_changed_them_are_not_read_back(tmp_path
     another text) is computed again, and `cache info` counts it as no longer read."""
     from importlib import resources
 
-    from contamcheck.evidence.requests import GENERATION_PREFIX, GenerateRequest
+    from contamcheck.evidence.requests import GENERATION_PREFIX, GENERATION_REVISION, GenerateRequest
 
     assert GenerateRequest("p", 8).key.startswith(GENERATION_PREFIX)
     sample = resources.files("contamcheck.benchmarks").joinpath("data/sample.jsonl")
@@ -440,14 +441,22 @@ def test_generations_stored_before_a_fix_changed_them_are_not_read_back(tmp_path
     assert main(["cache", "info", "--cache", str(tmp_path)]) == 0
     out = capsys.readouterr().out
     assert f": {2 * computed} entries ({computed} of them texts another contamcheck version" in out
-    assert "not read by this one; `contamcheck cache clear --unread` deletes them" in out
-    # they go on their own: today's texts stay, and are read back
+    assert "not read by this one; `contamcheck cache clear --unread` deletes those of earlier" in out
+    # they go on their own: today's texts stay, and are read back; a newer version's stay too
+    database = sqlite3.connect(tmp_path / "evidence.sqlite3", isolation_level=None)
+    newer = GENERATION_PREFIX.replace(f"r{GENERATION_REVISION}:", f"r{GENERATION_REVISION + 10}:")
+    database.execute(
+        "INSERT INTO evidence VALUES (?, ?, 'generate', ?, ?)", (old[0][0], f"{newer}0:8:x", b"later", 0.0)
+    )
+    database.close()
     assert main(["cache", "clear", "--unread", "--cache", str(tmp_path)]) == 0
     out = capsys.readouterr().out
-    assert f"removed {computed} texts another contamcheck version generated" in out and "rest is kept" in out
+    assert (
+        f"removed {computed} texts an earlier contamcheck version generated" in out and "rest is kept" in out
+    )
     assert main(["cache", "info", "--cache", str(tmp_path)]) == 0
     out = capsys.readouterr().out
-    assert f": {computed} entries" in out and "another contamcheck version" not in out
+    assert f": {computed + 1} entries (1 of them texts another contamcheck version" in out
     assert main([*command, str(tmp_path)]) == code
     assert json.loads(capsys.readouterr().out)["run"]["evidence"]["model"]["computed"] == 0
     assert main(["cache", "clear", "--unread", "--cache", str(tmp_path)]) == 0
@@ -469,6 +478,18 @@ def test_cache_info_says_an_evidence_file_that_is_a_folder_cant_be_opened(tmp_pa
     (tmp_path / "evidence.sqlite3").mkdir()
     assert main(["cache", "info", "--cache", str(tmp_path)]) == 0
     out = capsys.readouterr().out
-    assert "can't be opened: it is a folder, not a file (an audit refuses it)" in out
+    assert "can't be opened: it is a folder, not a regular file (an audit refuses it)" in out
     assert "no evidence stored" not in out
     assert main(["fake:clean", "sample", "-n", "20", "--quick", "--cache", str(tmp_path)]) == 2
+
+
+def test_a_file_whose_name_is_no_utf8_gets_a_digest(tmp_path):
+    """A .gguf model at such a path stopped the audit: SQLite can't store the name's surrogates."""
+    weights = tmp_path / os.fsdecode(b"m\xff.gguf")
+    weights.write_bytes(b"GGUF weights")
+    cache = EvidenceCache(tmp_path / "cache")
+    try:
+        first = cache.file_digest(weights)
+        assert first == cache.file_digest(weights) == hashlib.sha256(b"GGUF weights").hexdigest()
+    finally:
+        cache.close()

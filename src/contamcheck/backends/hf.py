@@ -106,7 +106,7 @@ def resolve_source(spec: str) -> ModelSource:
         if not (path / "config.json").is_file():
             ggufs = sorted(path.glob("*.gguf"))
             if len(ggufs) == 1:
-                _check_gguf(ggufs[0], spec)
+                _check_gguf(ggufs[0], str(ggufs[0]))
                 return ModelSource("gguf", str(path.resolve()), ggufs[0].name)
             raise InputError(
                 f"Model folder {spec!r} has no config.json, so it is not a transformers model folder. "
@@ -1111,7 +1111,10 @@ def _explain_load_failure(spec: str, source: ModelSource, exc: Exception) -> Exc
             f"Can't load model {source.display!r}: its weights file looks corrupt or cut short ({text}). "
             "Download or copy it again."
         )
-    if source.kind == "gguf" and isinstance(exc, ValueError | EOFError):  # numpy: "cannot reshape"
+    # a tensor past the file's end: numpy's "cannot reshape array of size …" or "mmap length is
+    # greater than file size" (a valid file of an architecture transformers lacks is a ValueError too)
+    cut = any(words in text for words in ("cannot reshape", "mmap length", "buffer is smaller"))
+    if source.kind == "gguf" and (isinstance(exc, EOFError) or (isinstance(exc, ValueError) and cut)):
         return ModelLoadError(
             f"Can't load model {source.display!r}: the .gguf file looks corrupt or cut short ({text}). "
             "Download or copy it again."

@@ -330,8 +330,8 @@ def cache_info(cache: str | None, debug: bool) -> int:
 @click.option(
     "--unread",
     is_flag=True,
-    help="Delete only the texts another contamcheck version generated, which this one does not read "
-    "(`cache info` counts them); keep the rest.",
+    help="Delete only the texts an earlier contamcheck version generated, which this one does not "
+    "read (`cache info` counts them); keep the rest.",
 )
 @click.option("--debug", is_flag=True, help="Show tracebacks for unexpected errors.")
 def cache_clear(cache: str | None, unread: bool, debug: bool) -> int:
@@ -529,12 +529,12 @@ def _replace_what_the_terminal_cannot_show() -> None:
     it can't show, a check mark or a minus sign, where printing one stopped the command with a
     traceback; rich draws its tables in ASCII there."""
     for stream in (sys.stdout, sys.stderr):
-        encoding = getattr(stream, "encoding", None) or "utf-8"
+        if not isinstance(stream, io.TextIOWrapper) or stream.errors != "strict":
+            continue  # stderr replaces already (with backslashes), as may a PYTHONIOENCODING
         try:
-            "\u2713\u2212\u2026".encode(encoding)
+            "\u2713\u2212\u2026".encode(stream.encoding)
         except (UnicodeEncodeError, LookupError):
-            if isinstance(stream, io.TextIOWrapper):
-                stream.reconfigure(errors="replace")
+            stream.reconfigure(errors="replace")
 
 
 def _main(args: list[str]) -> int:

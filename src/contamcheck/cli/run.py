@@ -198,7 +198,8 @@ def show_cache(folder: str | None) -> int:
     elif "not_a_file" in summary:
         console.print(
             escape(
-                f"    can't be opened: it is {summary['not_a_file']}, not a file (an audit refuses it). "
+                f"    can't be opened: it is {summary['not_a_file']}, not a regular file (an audit refuses "
+                "it). "
                 "Move it away, or pass --cache with another folder"
             )
         )
@@ -220,7 +221,7 @@ def show_cache(folder: str | None) -> int:
         unread = (
             f" ({entry['unread']} of them texts another contamcheck version generated, before or since "
             "a fix changed such texts: not read by this one; `contamcheck cache clear --unread` "
-            "deletes them)"
+            "deletes those of earlier versions)"
             if entry.get("unread")
             else ""
         )
@@ -294,7 +295,7 @@ def _clear_unread(cache: EvidenceCache, where: Path) -> int:
         )
     stdout_console(soft_wrap=True).print(
         escape(
-            f"removed {removed} text{'' if removed == 1 else 's'} another contamcheck version generated "
+            f"removed {removed} text{'' if removed == 1 else 's'} an earlier contamcheck version generated "
             f"(not read by this one) from {where}; the rest is kept"
         )
     )

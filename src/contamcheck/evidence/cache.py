@@ -34,7 +34,7 @@ import numpy as np
 
 from ..backends.base import TokenStats
 from ..errors import InputError, RuntimeFailure
-from .requests import GENERATION_PREFIX
+from .requests import GENERATION_PREFIX, GENERATION_REVISION
 from .store import Value
 
 SCHEMA_VERSION = 1
@@ -455,7 +455,9 @@ class EvidenceCache:
 
     def file_digest(self, path: Path) -> str:
         """SHA-256 of a file, computed once per (path, size, modification time)."""
-        resolved = str(path.resolve())
+        # a name that is no UTF-8 keeps its bytes as lone surrogates, which SQLite can't store: as
+        # backslash escapes, one text per name still
+        resolved = os.fsencode(path.resolve()).decode("utf-8", "backslashreplace")
         stat = path.stat()
         key = (resolved, stat.st_size, stat.st_mtime_ns)
         query = "SELECT sha256 FROM file_digests WHERE path = ? AND size = ? AND mtime_ns = ?"
@@ -498,7 +500,8 @@ class EvidenceCache:
             raise InputError(f"The cache folder {str(where)!r} is a file. {cache_remedy(folder, False)}")
         path = where / FILE_NAME
         if path.exists() and not path.is_file():  # a folder of that name: an audit can't open it
-            return {**_summarise(None, where), "not_a_file": "a folder"}
+            kind = "a folder" if path.is_dir() else "a special file (a pipe, a socket, a device)"
+            return {**_summarise(None, where), "not_a_file": kind}
         if not path.is_file():
             return _summarise(None, where)
         uri = path.absolute().as_uri()
@@ -578,16 +581,20 @@ class EvidenceCache:
         return {"entries": removed, "files": files, "bytes": freed}
 
     def clear_unread(self) -> int:
-        """Delete the generations this version does not read back (stored under another
-        ``requests.GENERATION_REVISION``), keeping the rest; how many went. Their space is kept
-        for what is stored next (no VACUUM: rewriting a large file for small texts is not worth it)."""
+        """Delete the generations this version does not read back because an earlier one stored
+        them (under an earlier ``requests.GENERATION_REVISION``, or before there was one), keeping
+        the rest, a newer version's texts too (it may share the cache); how many went. Their space
+        is kept for what is stored next (no VACUUM: rewriting a large file for small texts is not
+        worth it)."""
         return self._safely(self._delete_unread)
 
     def _delete_unread(self) -> int:
         with self._transaction():
             cursor = self._db.execute(
-                "DELETE FROM evidence WHERE kind = 'generate' AND substr(key, 1, ?) != ?",
-                (len(GENERATION_PREFIX), GENERATION_PREFIX),
+                # "generate:r3:1:…": the revision between "generate:r" and the next colon
+                "DELETE FROM evidence WHERE kind = 'generate' AND (substr(key, 1, 10) != 'generate:r' "
+                "OR CAST(substr(key, 11, instr(substr(key, 11), ':') - 1) AS INTEGER) < ?)",
+                (GENERATION_REVISION,),
             )
         return int(cursor.rowcount)
 

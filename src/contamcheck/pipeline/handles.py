@@ -199,7 +199,7 @@ def resolve_reference(
             if same_hub_model(name, target.spec) or name in passed_over:
                 continue
             try:
-                handle = ModelHandle(name, options, store, progress, reference=True)
+                handle = ModelHandle(name, options, store, progress)  # its failure is worded below
                 identity = handle.namespace.split("|")[0]  # a Hub model not yet local loads (downloads) here
             except ContamcheckError as exc:
                 reason = f"automatic reference {name} {NOT_LOADED}{said}: {exc}"
@@ -393,5 +393,6 @@ def naming_the_reference() -> Iterator[None]:
     try:
         yield
     except ContamcheckError as exc:
-        exc.args = (f"--reference: {exc}",)
+        if not str(exc).startswith("--reference: "):  # a load inside a description: said once
+            exc.args = (f"--reference: {exc}",)
         raise
