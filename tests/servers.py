@@ -173,18 +173,25 @@ def appending_end_of_text(folder: Path) -> Path:
 
 
 def vllm_server(
-    tmp_path_factory: pytest.TempPathFactory, smollm2_cache: Path, base_model: bool = False
+    tmp_path_factory: pytest.TempPathFactory,
+    smollm2_cache: Path,
+    base_model: bool = False,
+    chat_template: str | None = None,
 ) -> Iterator[str]:
     """vLLM's OpenAI-compatible server on SmolLM2, from a copy of the folder contamcheck converts its
     GGUF to (the one in the cache folder ``smollm2_cache``: ``served_copy``); ``base_model`` serves
     it without its chat template, as a base model is, and with a tokenizer that appends its
-    end-of-text (``appending_end_of_text``), as a fine-tune's may be: one server for both."""
+    end-of-text (``appending_end_of_text``), as a fine-tune's may be: one server for both;
+    ``chat_template`` serves it with that template instead of its own."""
     require_servers()
     folder = served_copy(smollm2_cache, tmp_path_factory.mktemp("served"))
     if base_model:
         appending_end_of_text(without_chat_template(folder))
     port = free_port()
     command = [str(SERVER_PYTHON), "-m", "vllm.entrypoints.openai.api_server", "--model", str(folder)]
+    if chat_template is not None:
+        (folder / "template.jinja").write_text(chat_template, encoding="utf-8")
+        command += ["--chat-template", str(folder / "template.jinja")]
     command += ["--served-model-name", "smollm2", "--dtype", "float32", "--max-model-len", "2048"]
     command += ["--host", "127.0.0.1", "--port", str(port), "--api-key", API_KEY]
     # eager PyTorch: its compile warm-up took 113-116 s of a start's 147-152 s on 2 cores (the log), and

@@ -616,6 +616,42 @@ def test_a_server_without_a_chat_template_gets_raw_text_as_in_process(base_vllm_
     assert served.generate(prompts, budgets, chat=True) == chat
 
 
+def opening_reasoning(template: str) -> str:
+    """SmolLM2's chat template with a generation prompt that opens a reasoning block whatever it is
+    told, as DeepSeek-R1's distilled models' does."""
+    opened = template.replace("{{ '<|im_start|>assistant\n' }}", "{{ '<|im_start|>assistant\n<think>\n' }}")
+    assert opened != template, "SmolLM2's template changed: find its generation prompt again"
+    return opened
+
+
+@pytest.fixture
+def reasoning_vllm_server(tmp_path_factory, request):
+    """vLLM on SmolLM2 served with ``opening_reasoning``'s template, for one test (stopped after it)."""
+    servers.require_servers()
+    local = request.getfixturevalue("in_process")
+    assert isinstance(local, HFModel)
+    template = opening_reasoning(str(local.tokenizer.chat_template))
+    yield from servers.vllm_server(
+        tmp_path_factory, request.getfixturevalue("smollm2_cache"), chat_template=template
+    )
+
+
+@pytest.mark.slow
+def test_a_reasoning_block_the_served_template_opens_is_closed_as_in_process(
+    reasoning_vllm_server, in_process, monkeypatch
+):
+    """The guided test's prompts, served with the block closed through /tokenize, are answered as
+    in-process with the same template; a chat request would have had the model reason."""
+    served = load_model(f"openai:{reasoning_vllm_server}")
+    monkeypatch.setattr(
+        in_process.tokenizer, "chat_template", opening_reasoning(in_process.tokenizer.chat_template)
+    )
+    assert isinstance(served, ServerModel) and served._close == in_process._reasoning_close() != []
+    assert served.settings()["reasoning"] == "closed"
+    prompts = ["Finish the SECOND PIECE: Janet's ducks lay 16 eggs per day. She eats", "Say hi."]
+    assert served.generate(prompts, [30, 30], chat=True) == in_process.generate(prompts, [30, 30], chat=True)
+
+
 @pytest.mark.slow
 def test_an_end_of_text_the_served_tokenizer_appends_is_left_off_as_in_process(
     base_vllm_server, request, monkeypatch

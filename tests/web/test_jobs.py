@@ -618,8 +618,9 @@ def test_a_model_that_fails_to_load_shows_its_stage_as_failed(client, tmp_path):
         in page
     )
     assert "Can&#39;t load model" in page  # the reason, on the page
+    # in the list too, said to be the reference
     listed = re.search(r'<div class="muted small why" title="[^"]*">([^<]*)</div>', client.get("/").text)
-    assert listed is not None and listed.group(1).startswith("Can&#39;t load model")  # and in the list
+    assert listed is not None and listed.group(1).startswith("--reference: Can&#39;t load model")
 
 
 def test_a_control_file_with_its_own_column_is_uploaded_with_the_form(client):
