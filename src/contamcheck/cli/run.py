@@ -198,9 +198,8 @@ def show_cache(folder: str | None) -> int:
     elif "not_a_file" in summary:
         console.print(
             escape(
-                f"    can't be opened: it is {summary['not_a_file']}, not a regular file (an audit refuses "
-                "it). "
-                "Move it away, or pass --cache with another folder"
+                f"    can't be opened: it is {summary['not_a_file']}, not a regular file (an audit "
+                "refuses it). Move it away, or pass --cache with another folder"
             )
         )
     elif "unopened" in summary:
