@@ -121,11 +121,12 @@ def test_no_reference_is_resolved_when_no_chosen_test_compares_with_one(monkeypa
     assert "no test chosen" not in (audit(config).reference.reason or "")
 
 
-def test_a_reference_error_is_named_as_one_once():
-    """A Hub reference not downloaded yet loads inside its description: both name it."""
-    from contamcheck.errors import InputError
-    from contamcheck.pipeline.handles import naming_the_reference
+def test_a_reference_error_is_named_as_one_once(monkeypatch, capsys):
+    """A Hub reference not downloaded yet loads while it is described: said to be the reference once."""
+    from contamcheck import hub
 
-    said = r"^--reference: Model 'x' is bad\.$"
-    with pytest.raises(InputError, match=said), naming_the_reference(), naming_the_reference():
-        raise InputError("Model 'x' is bad.")
+    monkeypatch.setattr(hub, "offline_mode", lambda: False)  # as here, whatever the environment
+    monkeypatch.setattr(hub, "hub_reachable", lambda: False)
+    assert main(["fake:clean", "sample", "-n", "20", "--no-cache", "--reference", "nobody/not-a-model"]) == 3
+    err = capsys.readouterr().err
+    assert err.count("--reference: ") == 1 and "error: --reference: Can't reach the Hugging Face Hub" in err

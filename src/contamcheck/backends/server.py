@@ -321,7 +321,7 @@ class ServerModel:
             opening, _ = self._tokenize(self._text_body(REASONING_OPENS, special=False), "")
             closing, _ = self._tokenize(self._text_body(REASONING_CLOSES, special=False), "")
         except _ClientError as exc:
-            if exc.status in (401, 403) or exc.status in RETRY_STATUS:
+            if exc.stops_the_load:
                 raise exc.failure from None  # as ``_tokenize``: the load stops
             return []
         except (_NoTokenize, _NotAnAPI, KeyError, TypeError, ValueError):
@@ -350,7 +350,7 @@ class ServerModel:
                 window = self.context_length or int(reply["max_model_len"])
                 return [int(token) for token in reply["tokens"]], window
             except _ClientError as exc:
-                if exc.status in (401, 403) or exc.status in RETRY_STATUS:
+                if exc.stops_the_load:
                     raise exc.failure from None  # the key, or a server busy past its retries
                 self._no_tokenize = f"HTTP {exc.status}"  # no such endpoint: the OpenAI API has none
             except (_NotAnAPI, KeyError, TypeError, ValueError):
@@ -739,6 +739,8 @@ class _ClientError(Exception):
         base_url = model.endpoint.base_url
         too_long = any(words in message.lower() for words in ("context length", "context window", "too long"))
         self.too_long = status == 400 and too_long
+        # a refused key, or a server busy past its retries: not a server without the endpoint
+        self.stops_the_load = status in (401, 403) or status in RETRY_STATUS
         if status in (401, 403):
             if not model._api_key:
                 fix = "Set CONTAMCHECK_API_KEY to its key (vLLM's --api-key)."

@@ -73,7 +73,8 @@ class ModelHandle:
         self.store = store
         self.progress = progress
         self.backend = backend_name(spec)
-        self.description = self._describe()
+        with self._naming():
+            self.description = self._describe()
         self.loaded = False
         self._model: LanguageModel | None = None
         self._identity = self.description.identity
@@ -87,6 +88,10 @@ class ModelHandle:
             return describe_model(self.spec, self.options, self.store.file_digest)
         with self._step(f"connecting to {self.spec}"):
             return describe_model(self.spec, self.options, self.store.file_digest)
+
+    def _naming(self) -> contextlib.AbstractContextManager[None]:
+        """Where its errors are said: a reference's name it as the reference."""
+        return naming_the_reference() if self.reference else contextlib.nullcontext()
 
     @contextlib.contextmanager
     def _step(self, label: str) -> Iterator[None]:
@@ -108,8 +113,7 @@ class ModelHandle:
 
     def get(self) -> LanguageModel:
         if self._model is None:
-            naming = naming_the_reference() if self.reference else contextlib.nullcontext()
-            with naming, self._step(f"loading {self.description.name}"):
+            with self._naming(), self._step(f"loading {self.description.name}"):
                 self._model = load_model(self.spec, self.options, self.description)
             self.loaded = True
             self.notes += getattr(self._model, "notes", [])  # kept past release()
@@ -212,10 +216,10 @@ def resolve_reference(
             return ReferenceInfo(status="used", requested=requested, reason=reason + said), handle
         reason = "no GPT-2 but the tested model itself" + said
         return ReferenceInfo(status="unavailable", requested=requested, reason=reason), None
-    # An explicit reference that can't be found is an error, not a silent fallback.
-    with naming_the_reference():
-        handle = ModelHandle(requested, options, store, progress, reference=True)
-        handle.namespace  # noqa: B018
+    # An explicit reference that can't be found is an error, not a silent fallback (its handle
+    # says it is the reference, describing it or loading it: a Hub model not yet here loads now)
+    handle = ModelHandle(requested, options, store, progress, reference=True)
+    handle.namespace  # noqa: B018
     return ReferenceInfo(status="used", requested=requested, reason="--reference"), handle
 
 
@@ -393,6 +397,5 @@ def naming_the_reference() -> Iterator[None]:
     try:
         yield
     except ContamcheckError as exc:
-        if not str(exc).startswith("--reference: "):  # a load inside a description: said once
-            exc.args = (f"--reference: {exc}",)
+        exc.args = (f"--reference: {exc}",)
         raise
