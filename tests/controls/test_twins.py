@@ -15,6 +15,7 @@ from collections import Counter
 from decimal import Decimal
 from importlib import resources
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -389,9 +390,9 @@ def test_a_twin_of_source_that_would_not_parse_is_rejected(monkeypatch: pytest.M
     real = twins_module.make_twin
     calls = []
 
-    def first_breaks_the_syntax(text: str, pool: NumberPool, rng: random.Random) -> str | None:
+    def first_breaks_the_syntax(text: str, pool: NumberPool, rng: random.Random, *found: Any) -> str | None:
         calls.append(text)
-        twin = real(text, pool, rng)
+        twin = real(text, pool, rng, *found)
         return "def scale(x):\n    return x * * 16\n" if len(calls) == 1 else twin
 
     monkeypatch.setattr(twins_module, "make_twin", first_breaks_the_syntax)
@@ -402,7 +403,7 @@ def test_a_twin_of_source_that_would_not_parse_is_rejected(monkeypatch: pytest.M
 
 
 def test_source_whose_twins_never_parse_gets_no_twin(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(twins_module, "make_twin", lambda text, pool, rng: "def broken(:\n    pass\n")
+    monkeypatch.setattr(twins_module, "make_twin", lambda *_: "def broken(:\n    pass\n")
     assert make_twins("def f():\n    return 16\n", corpus_pool(), 0) == []
 
 

@@ -26,6 +26,7 @@ import warnings
 from bisect import bisect_left
 from collections import Counter
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from decimal import Decimal
 from itertools import accumulate
 
@@ -40,13 +41,18 @@ class NumberPool:
 
     def __init__(self, texts: Iterable[str]) -> None:
         counts: dict[ShapeKey, Counter[Decimal]] = {}
+        read: dict[str, tuple[ShapeKey, Decimal] | None] = {}  # each literal's shape and value, found once
         for text in texts:
-            for match in NUMBER.finditer(ascii_digits(text)):
-                literal = match.group(0)
-                if not is_changeable(literal):
-                    continue
-                shape = NumberShape.of(literal)
-                counts.setdefault(_key(shape), Counter())[Decimal(literal.replace(",", ""))] += 1
+            for literal in NUMBER.findall(ascii_digits(text)):
+                if literal not in read:
+                    read[literal] = (
+                        (_key(NumberShape.of(literal)), Decimal(literal.replace(",", "")))
+                        if is_changeable(literal)
+                        else None
+                    )
+                found = read[literal]
+                if found is not None:
+                    counts.setdefault(found[0], Counter())[found[1]] += 1
         # Sorted values and cumulative weights give a seeded, order-independent weighted draw.
         self._values: dict[ShapeKey, list[Decimal]] = {}
         self._known: dict[ShapeKey, frozenset[Decimal]] = {}
@@ -186,41 +192,75 @@ def is_python_source(text: str) -> bool:
     return True
 
 
-def make_twin(text: str, pool: NumberPool, rng: random.Random) -> str | None:
-    """One twin of ``text``, or None when it has no number we may change; a number written in
-    full-width digits gets its replacement in them."""
-    written, text = text, ascii_digits(text)  # the same places, so the twin is written from ``written``
-    matches = [
-        m
+@dataclass(frozen=True)
+class _Number:
+    """A number a twin changes: where it stands, its canonical value and its shape."""
+
+    start: int
+    end: int
+    value: str  # normalised
+    shape: NumberShape
+
+
+@dataclass(frozen=True)
+class _Changeable:
+    """What every twin of one question starts from, found once for all of them."""
+
+    numbers: tuple[_Number, ...]
+    originals: frozenset[Decimal]
+    # each value's replacement: its shape, and its draw where it is not the pool's (a month, a day)
+    draws: dict[str, tuple[NumberShape, Draw | None]]
+
+
+def _changeable(text: str) -> _Changeable | None:
+    """The numbers of ``text`` a twin may change (None when none may be), each with how its
+    replacement is drawn."""
+    text = ascii_digits(text)
+    numbers = tuple(
+        _Number(m.start(), m.end(), normalise(m.group(0)), NumberShape.of(m.group(0)))
         for m in NUMBER.finditer(text)
         if is_changeable(m.group(0))
         and not is_version(text, m.start())
         and not is_clock(text, m.start(), m.end())
-    ]
-    if not matches:
+    )
+    if not numbers:
         return None
-    originals = {Decimal(m.group(0).replace(",", "")) for m in matches}
     # One number may be written in several shapes (16 and 16.0): draw its replacement in the shape
     # with the fewest decimals, so that it can be written exactly in each of them (16.0 -> 24.5
     # would otherwise turn 16 into 24, and the twin would no longer be coherent).
-    draw_shapes: dict[str, NumberShape] = {}
-    for match in matches:
-        value, shape = normalise(match.group(0)), NumberShape.of(match.group(0))
-        if value not in draw_shapes or shape.decimals < draw_shapes[value].decimals:
-            draw_shapes[value] = shape
-    days = {normalise(m.group(0)) for m in matches if is_day_of_month(text, m.start(), m.end())}
-    months = {normalise(m.group(0)) for m in matches if is_month(text, m.start(), m.end())}
+    shapes: dict[str, NumberShape] = {}
+    for number in numbers:
+        if number.value not in shapes or number.shape.decimals < shapes[number.value].decimals:
+            shapes[number.value] = number.shape
+    days = {n.value for n in numbers if is_day_of_month(text, n.start, n.end)}
+    months = {n.value for n in numbers if is_month(text, n.start, n.end)}
+    draws: dict[str, tuple[NumberShape, Draw | None]] = {}
+    for value, shape in shapes.items():
+        draw: Draw | None = None  # the benchmark's own numbers (the pool's draw)
+        if value in months and not shape.decimals:
+            draw = _draw_month
+        elif value in days and not shape.decimals:
+            draw = _draw_day
+        draws[value] = (shape, draw)
+    originals = frozenset(Decimal(text[n.start : n.end].replace(",", "")) for n in numbers)
+    return _Changeable(numbers, originals, draws)
+
+
+def make_twin(
+    text: str, pool: NumberPool, rng: random.Random, changeable: _Changeable | None = None
+) -> str | None:
+    """One twin of ``text``, or None when it has no number we may change; a number written in
+    full-width digits gets its replacement in them. ``changeable``: its numbers, found already."""
+    found = changeable or _changeable(text)
+    if found is None:
+        return None
     mapping: dict[str, Decimal] = {}
-    used = set(originals)  # never map onto a number the question has, or onto another replacement
-    for match in matches:
-        value = normalise(match.group(0))
+    used = set(found.originals)  # never map onto a number the question has, or onto another replacement
+    for number in found.numbers:
+        value = number.value
         if value not in mapping:
-            shape = draw_shapes[value]
-            draw: Draw = pool.draw
-            if value in months and not shape.decimals:
-                draw = _draw_month
-            elif value in days and not shape.decimals:
-                draw = _draw_day
+            shape, special = found.draws[value]
+            draw: Draw = special or pool.draw
             replacement = draw(shape, used, rng)
             if replacement is None:  # no free number of this shape: reuse the question's own, still injective
                 replacement = draw(shape, {Decimal(value), *mapping.values()}, rng)
@@ -232,12 +272,12 @@ def make_twin(text: str, pool: NumberPool, rng: random.Random) -> str | None:
             used.add(replacement)
     pieces: list[str] = []
     end = 0
-    for match in matches:
-        pieces.append(written[end : match.start()])
-        literal = NumberShape.of(match.group(0)).format(mapping[normalise(match.group(0))])
-        pieces.append(written_as(literal, written[match.start() : match.end()]))
-        end = match.end()
-    pieces.append(written[end:])
+    for number in found.numbers:
+        pieces.append(text[end : number.start])
+        literal = number.shape.format(mapping[number.value])
+        pieces.append(written_as(literal, text[number.start : number.end]))
+        end = number.end
+    pieces.append(text[end:])
     return "".join(pieces)
 
 
@@ -248,10 +288,13 @@ def make_twins(text: str, pool: NumberPool, seed: int, count: int = 1) -> list[s
     """
     digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
     rng = random.Random(f"{seed}|{digest}")
+    changeable = _changeable(text)
+    if changeable is None:
+        return []
     source = is_python_source(text)
     twins: list[str] = []
     for _ in range(count * MAX_ATTEMPTS):
-        twin = make_twin(text, pool, rng)
+        twin = make_twin(text, pool, rng, changeable)
         if twin is None:
             return []
         if twin == text or twin in twins:
