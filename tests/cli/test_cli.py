@@ -108,7 +108,18 @@ def test_progress_off_a_terminal_is_plain_lines_and_quiet_has_none(capsys, tmp_p
     assert lines.index("loading fake:clean …") < lines.index(scoring[0])  # the work is counted once loaded
     assert re.fullmatch(r"model: scoring: (\d+)/\1 done \(\d+ s\)", scoring[-1])
     assert 2 <= len(scoring) <= 6 and "\r" not in err and "\x1b" not in err
+    assert not any(x.startswith(pipeline.TWINS) for x in lines)  # 120 questions: quick, no step of their own
     assert run(capsys, "fake:clean", "sample", *FAST, *cache, "-q")[2] == ""
+
+
+def test_a_large_benchmark_says_it_is_making_its_twins_before_the_model_loads(capsys, tmp_path, monkeypatch):
+    monkeypatch.setattr(pipeline, "TWINS_SAID_FROM", 100)  # the sample's 120 questions count as large
+    code, _, err = run(capsys, "fake:clean", "sample", *FAST, "--cache", str(tmp_path))
+    lines = err.splitlines()
+    twins = [x for x in lines if x.startswith(pipeline.TWINS)]
+    assert code == 0 and twins[0] == f"{pipeline.TWINS}: 120 to do"
+    assert re.fullmatch(rf"{pipeline.TWINS}: 120/120 done \(\d+ s\)", twins[-1])
+    assert lines.index(twins[-1]) < lines.index("loading fake:clean …")
 
 
 def test_a_model_that_fails_to_load_ends_its_progress_line(capsys, tmp_path):

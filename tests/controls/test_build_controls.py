@@ -275,3 +275,34 @@ def test_a_chinese_control_question_with_spaces_between_its_characters_is_still_
     control = benchmark_of([" ".join(text), *NO_NUMBERS], spec="late")
     controls = build_controls(benchmark, limit=10, control=control)
     assert controls.control_shared == 1 and text not in {c.text for c in controls.controls}
+
+
+def test_the_making_of_twins_is_heard_from_none_to_every_question() -> None:
+    """Repeated and short questions count as done from the start; the rest as their twins are made,
+    about every hundredth, never backwards; the same twins as without a listener."""
+    many = [
+        f"Shop {index} sells {10 + index} apples and {20 + 2 * index} pears every day. How many now?"
+        for index in range(400)
+    ]
+    benchmark = benchmark_of([*many, *SHORT, many[0], many[1], *NO_NUMBERS])
+    heard: list[tuple[int, int]] = []
+    controls = build_controls(
+        benchmark, limit=10, seed=0, progress=lambda done, total: heard.append((done, total))
+    )
+    total = len(benchmark.items)
+    assert heard[0] == (0, total) and heard[-1] == (total, total)
+    assert {t for _, t in heard} == {total} and [d for d, _ in heard] == sorted(d for d, _ in heard)
+    assert 90 <= len(heard) <= 110
+    assert controls == build_controls(benchmark, limit=10, seed=0)
+
+
+def test_nothing_to_twin_is_heard_as_done_and_a_control_file_makes_no_twins() -> None:
+    heard: list[tuple[int, int]] = []
+    build_controls(benchmark_of(SHORT), limit=5, progress=lambda done, total: heard.append((done, total)))
+    assert heard == [(0, len(SHORT)), (len(SHORT), len(SHORT))]
+    heard.clear()
+    control = benchmark_of([text.replace("Shop", "Store") for text in WITH_NUMBERS], spec="control")
+    build_controls(
+        mixed(), limit=5, control=control, progress=lambda done, total: heard.append((done, total))
+    )
+    assert heard == []

@@ -11,6 +11,7 @@ paired tests (completion) skip them.
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -106,11 +107,17 @@ def build_controls(
     control: Benchmark | None = None,
     twins_per_item: int = 1,
     twinless: bool = False,
+    progress: Callable[[int, int], None] | None = None,
 ) -> Controls:
     """Set aside untestable questions, then draw a seeded sample of ``limit`` and its controls.
 
     ``twinless``: a question that gets no twin is drawn too (the bulk tests judge it), not set aside.
+    ``progress(done, total)`` hears the making of the twins, of the benchmark's questions, about
+    every hundredth (every question that may have one gets its twins, so that the report can count
+    those set aside).
     """
+    if progress is not None and control is None:
+        progress(0, len(benchmark.items))
     if limit < 1:
         raise InputError(f"-n/--limit must be at least 1 (got {limit}).")
     if twins_per_item < 1:  # zero twins would make every question "testable" with nothing to compare
@@ -123,10 +130,9 @@ def build_controls(
     unique = [item for item in benchmark.items if first[item.text] is item]
     if len(unique) < len(benchmark.items):
         set_aside[DUPLICATE] = len(benchmark.items) - len(unique)
-    too_short = [item for item in unique if split_question(item.text) is None]
-    if too_short:
-        set_aside[TOO_SHORT] = len(too_short)
     long_enough = [item for item in unique if split_question(item.text) is not None]
+    if len(long_enough) < len(unique):
+        set_aside[TOO_SHORT] = len(unique) - len(long_enough)
     rng = random.Random(seed)
 
     if control is not None:
@@ -166,12 +172,19 @@ def build_controls(
     pool = NumberPool(item.text for item in benchmark.items)
     twins: dict[str, tuple[str, ...]] = {}
     short_of = 0  # questions with some twins, fewer than asked: their numbers allow no more
-    for item in long_enough:
+    total = len(benchmark.items)
+    passed_over = total - len(long_enough)  # repeated or too short: done with
+    every = max(1, total // 100)
+    for done, item in enumerate(long_enough, passed_over + 1):
         made = make_twins(item.text, pool, seed, twins_per_item)
         if len(made) == twins_per_item:
             twins[item.id] = tuple(made)
         elif made:
             short_of += 1
+        if progress is not None and (done % every == 0 or done == total):
+            progress(done, total)
+    if progress is not None and not long_enough:
+        progress(total, total)
     no_twin = len(long_enough) - len(twins) - short_of
     if no_twin and not twinless:
         set_aside[NO_TWIN] = no_twin

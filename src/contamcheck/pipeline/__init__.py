@@ -11,6 +11,7 @@ need is scored once; the tested model is then released before a reference model 
 from __future__ import annotations
 
 import contextlib
+import functools
 import platform
 import sys
 import time
@@ -65,7 +66,12 @@ from .handles import (
 )
 from .runners import run_canonical_order, run_guided, run_per_text, score_texts, skipped
 
-__all__ = ["AuditPlan", "ModelHandle", "audit", "plan_audit"]
+__all__ = ["TWINS", "AuditPlan", "ModelHandle", "audit", "plan_audit"]
+
+# Every question gets its twins before the sample is drawn (the report counts those set aside): about
+# 0.1 ms a question on a laptop's core, so a benchmark this large says so as a step of its own
+TWINS = "benchmark: making number twins"
+TWINS_SAID_FROM = 10_000  # questions
 
 
 def audit(
@@ -75,7 +81,8 @@ def audit(
 ) -> Report:
     """Audit ``config.model`` on ``config.benchmark`` and return the report (no printing).
 
-    ``progress(label, done, total)`` hears each step: connecting to a server (``openai:`` models)
+    ``progress(label, done, total)`` hears each step: making the twins of a large benchmark
+    (``TWINS``, questions), connecting to a server (``openai:`` models)
     and loading a model (total 0 until done; -1, ``contamcheck.evidence.engine.FAILED``, when it
     failed), scoring and generating (texts), then the analysis (tests); each count once. A write to
     the cache that waits for another process's is a step too (``CACHE_WAIT``, with no count). An
@@ -96,7 +103,7 @@ def audit(
     check_inputs(config)  # before the cache is created
     if store is None and not config.no_cache:
         EvidenceCache.check(config.cache)  # before the benchmark is read: it can take a while
-    plan = plan_audit(config)
+    plan = plan_audit(config, progress)
     with _torch_threads_kept():
         if store is not None:
             return _audit(config, plan, progress, store, started_at, started)
@@ -507,13 +514,22 @@ def check_inputs(config: AuditConfig) -> None:
     select_test_names(config)
 
 
-def plan_audit(config: AuditConfig) -> AuditPlan:
+def plan_audit(config: AuditConfig, progress: ProgressCallback | None = None) -> AuditPlan:
+    """The benchmark read, its sample drawn with its controls, and every request the tests make.
+    ``progress`` hears the making of the twins (``TWINS``) of a benchmark large enough to take a while."""
     benchmark = load_benchmark(config.benchmark, config.field, ordered=config.ordered)
     control_benchmark = (
         load_benchmark(config.control, config.control_field, role="control") if config.control else None
     )
+    told = progress if len(benchmark.items) >= TWINS_SAID_FROM and control_benchmark is None else None
     controls = build_controls(
-        benchmark, config.limit, config.seed, control_benchmark, config.twins, config.twinless
+        benchmark,
+        config.limit,
+        config.seed,
+        control_benchmark,
+        config.twins,
+        config.twinless,
+        functools.partial(told, TWINS) if told is not None else None,
     )
     settings = MethodSettings(
         k=config.k,
