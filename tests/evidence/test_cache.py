@@ -158,6 +158,20 @@ def test_a_cache_path_that_is_a_file_says_where_the_name_came_from(tmp_path, mon
     assert afile.read_text() == "not a folder"
 
 
+def test_a_cache_path_through_a_file_is_refused_by_every_cache_command(tmp_path, capsys):
+    """`cache info` and `cache clear` said "nothing stored" for a folder under a file, which an
+    audit refuses; now all of them say which file stands in the way."""
+    afile = tmp_path / "afile"
+    afile.write_text("not a folder")
+    for command in (["info"], ["clear"], ["clear", "--unread"]):
+        assert main(["cache", *command, "--cache", str(afile / "sub" / "deeper")]) == 2, command
+        out, err = capsys.readouterr()
+        assert out == "" and f"{str(afile)!r} is a file. Pass --cache with another folder." in err, err
+    assert afile.read_text() == "not a folder"
+    assert main(["cache", "info", "--cache", str(tmp_path / "none" / "yet")]) == 0  # simply not made yet
+    assert "nothing stored yet" in capsys.readouterr().out
+
+
 def test_a_cache_given_with_cache_that_cant_be_made_suggests_no_cache_instead(tmp_path, capsys):
     afile = tmp_path / "afile"
     afile.write_text("not a folder")
@@ -255,7 +269,7 @@ def test_an_audit_checks_its_cache_before_it_reads_the_benchmark(tmp_path, capsy
     afile = tmp_path / "afile"
     afile.write_text("not a folder")
 
-    def plan_audit(config):
+    def plan_audit(config, progress=None):
         raise AssertionError("the benchmark was read before the cache was checked")
 
     monkeypatch.setattr(pipeline, "plan_audit", plan_audit)

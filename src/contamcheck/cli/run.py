@@ -177,6 +177,7 @@ def show_cache(folder: str | None) -> int:
     console = stdout_console(soft_wrap=True)
     where = cache_folder(folder)
     if not where.exists():  # looking must not create it (a file there is said below)
+        _not_under_a_file(folder, where)
         console.print(escape(f"cache: {where} (nothing stored yet)"))
         return 0
     if where.is_dir() and not is_cache(where):
@@ -239,11 +240,25 @@ def show_cache(folder: str | None) -> int:
     return 0
 
 
+def _not_under_a_file(folder: str | None, where: Path) -> None:
+    """A cache folder that isn't there because a file stands on its path can't be one (an audit
+    refuses it): said so, not "nothing stored"."""
+    from ..evidence.cache import cache_remedy, nearest_existing
+
+    above = nearest_existing(where)
+    if not above.is_dir():
+        raise InputError(
+            f"The cache folder {str(where)!r} can't exist: {str(above)!r} is a file. "
+            f"{cache_remedy(folder, audit=False)}"
+        )
+
+
 def clear_cache(folder: str | None, unread: bool = False) -> int:
     from ..evidence.cache import BUSY_TIMEOUT_S, FILE_NAME, TAG_NAME, EvidenceCache, cache_folder, is_cache
 
     where = cache_folder(folder)
     if not where.exists():
+        _not_under_a_file(folder, where)
         stdout_console(soft_wrap=True).print(escape(f"cache: {where} (nothing stored, nothing to clear)"))
         return 0
     if where.is_dir() and not is_cache(where):  # a file there: EvidenceCache says so

@@ -131,6 +131,15 @@ def _busy(exc: sqlite3.Error) -> bool:
     return code in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED) or "is locked" in str(exc)
 
 
+def nearest_existing(path: Path) -> Path:
+    """The nearest of the folders above ``path`` (which does not exist) that does, or a file that
+    stands where one of them should be (then no folder can be made there)."""
+    ancestor = path.absolute().parent
+    while not ancestor.exists() and ancestor != ancestor.parent:
+        ancestor = ancestor.parent
+    return ancestor
+
+
 def cache_remedy(folder: str | Path | None, audit: bool = True) -> str:
     """What to do about a cache folder that can't be used, by where its name came from."""
     if folder is None and os.environ.get("CONTAMCHECK_CACHE"):
@@ -248,9 +257,7 @@ class EvidenceCache:
             if not os.access(path, os.W_OK):
                 raise InputError(f"The cache folder {str(path)!r} is not writable. {remedy}")
             return
-        ancestor = path.absolute().parent
-        while not ancestor.exists() and ancestor != ancestor.parent:
-            ancestor = ancestor.parent
+        ancestor = nearest_existing(path)
         if not ancestor.is_dir():
             raise InputError(
                 f"Can't create the cache folder {str(path)!r}: {str(ancestor)!r} is a file. {remedy}"
