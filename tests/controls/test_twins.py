@@ -525,3 +525,14 @@ def test_the_twin_rules_touch_no_humaneval_prompt_and_five_sample_questions() ->
         [sys.executable, str(script), "humaneval", "sample"], capture_output=True, text=True, check=True
     ).stdout
     assert "| humaneval | 164 | 0 | 0 |" in out and "| sample | 120 | 4 | 1 |" in out
+
+
+def test_a_pool_past_the_literals_it_remembers_draws_the_same(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The pool keeps the first literals it read (a million distinct ones cost 77 MB); one past them
+    is read again each time it occurs, and counts the same."""
+    remembering = NumberPool(CORPUS)
+    monkeypatch.setattr(twins_module, "REMEMBERED", 2)
+    forgetting = NumberPool(CORPUS)
+    assert [make_twins(text, forgetting, 0, 2) for text in CORPUS] == [
+        make_twins(text, remembering, 0, 2) for text in CORPUS
+    ]

@@ -33,6 +33,7 @@ from itertools import accumulate
 from .numbers import NUMBER, NumberShape, ascii_digits, is_changeable, is_version, normalise, written_as
 
 ShapeKey = tuple[int, int, bool, int]  # integer digits, decimals, year-like, trailing zeros
+REMEMBERED = 100_000  # number literals the pool keeps read (a million distinct ones took 77 MB)
 MAX_ATTEMPTS = 8
 
 
@@ -41,16 +42,16 @@ class NumberPool:
 
     def __init__(self, texts: Iterable[str]) -> None:
         counts: dict[ShapeKey, Counter[Decimal]] = {}
-        read: dict[str, tuple[ShapeKey, Decimal] | None] = {}  # each literal's shape and value, found once
+        # a literal's shape and value, found once: most recur ("12", "2.50"); the first REMEMBERED kept
+        read: dict[str, tuple[ShapeKey, Decimal] | None] = {}
         for text in texts:
             for literal in NUMBER.findall(ascii_digits(text)):
-                if literal not in read:
-                    read[literal] = (
-                        (_key(NumberShape.of(literal)), Decimal(literal.replace(",", "")))
-                        if is_changeable(literal)
-                        else None
-                    )
-                found = read[literal]
+                if literal in read:
+                    found = read[literal]
+                else:
+                    found = _shape_and_value(literal)
+                    if len(read) < REMEMBERED:
+                        read[literal] = found
                 if found is not None:
                     counts.setdefault(found[0], Counter())[found[1]] += 1
         # Sorted values and cumulative weights give a seeded, order-independent weighted draw.
@@ -79,6 +80,13 @@ class NumberPool:
             if values[index] not in exclude:
                 return values[index]
         return _synthesise(shape, exclude, rng)
+
+
+def _shape_and_value(literal: str) -> tuple[ShapeKey, Decimal] | None:
+    """A number literal's shape and value, or None where it is not one a twin changes."""
+    if not is_changeable(literal):
+        return None
+    return _key(NumberShape.of(literal)), Decimal(literal.replace(",", ""))
 
 
 def _key(shape: NumberShape) -> ShapeKey:
