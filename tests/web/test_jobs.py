@@ -26,7 +26,7 @@ from webhelpers import (
     wait_until,
 )
 
-from contamcheck import pipeline
+from contamcheck import controls, pipeline
 from contamcheck.cli import main
 from contamcheck.report import read_report
 
@@ -192,6 +192,29 @@ def test_cancel_is_heard_during_the_analysis(client, monkeypatch, tests, ends):
     else:
         assert analysis["done"] == analysis["total"] == 1
         assert client.get(f"/jobs/{job_id}/report.json").status_code == 200
+
+
+def test_cancel_is_heard_while_a_large_benchmark_makes_its_twins(client, monkeypatch):
+    """A million questions take two minutes to twin before any model work; a cancel is heard then."""
+    monkeypatch.setattr(pipeline, "TWINS_SAID_FROM", 100)  # the sample's 120 questions count as large
+    first_twins = controls.make_twins
+    inside, cancelled_now = threading.Event(), threading.Event()
+
+    def make_twins(*args, **kwargs):  # the first question's twins wait until the cancel is in
+        inside.set()
+        assert cancelled_now.wait(30)
+        return first_twins(*args, **kwargs)
+
+    monkeypatch.setattr(controls, "make_twins", make_twins)
+    job_id = start_job(client, limit="20")
+    assert inside.wait(60)
+    assert post_form(client, f"/jobs/{job_id}/cancel").status_code == 303
+    cancelled_now.set()
+    finished = wait_for(client, job_id)
+    assert finished["status"] == "cancelled" and "run it again to resume" in finished["message"]
+    (twins,) = [s for s in finished["stages"] if s["label"] == pipeline.TWINS]
+    assert twins["done"] < twins["total"] == 120
+    assert not any(s["label"].startswith("loading") for s in finished["stages"])  # stopped before the model
 
 
 def test_a_waiting_audit_can_be_cancelled(client):
