@@ -23,11 +23,18 @@ from contamcheck.controls import NO_TWIN
 from contamcheck.errors import InputError
 from contamcheck.report import to_csv, to_html
 
-WITH_NUMBERS = [
-    f"Shop {index} sells {10 + index} apples and {20 + 2 * index} pears every day. How many in a week?"
-    for index in range(30)
+# Questions that differ in their words as real ones do: templated ones share their least likely
+# words, so the fake model gives many of them one Min-K% score, a pile no bulk can be fitted to.
+WITH_NUMBERS = [item.text for item in load_benchmark("sample").items[:30]]  # each has a twin
+NO_NUMBERS = [
+    "Why does ice float on water while most solids sink in their own liquid form?",
+    "Which gas do green plants take in from the air to make their food in sunlight?",
+    "What makes the sky look blue on a clear afternoon but red at the sunset?",
+    "How does a vaccine teach the immune system to recognise a virus it never met?",
+    "Why do metal spoons feel colder than wooden ones lying in the same room?",
+    "What causes the seasons to change as the earth travels around the sun each year?",
+    "Which organ of the human body filters the blood and makes urine all day long?",
 ]
-NO_NUMBERS = [f"Why does the question number {word} have no digits at all in it?" for word in "abcdefg"]
 
 
 @pytest.fixture(scope="module")
@@ -197,20 +204,15 @@ def test_completion_asks_nothing_about_a_question_without_a_twin(tmp_path) -> No
         assert first_words in asked  # min-k scores it
 
 
-def test_a_reference_with_too_few_twins_says_there_is_no_spread_test(tmp_path) -> None:
-    rows = [{"question": t} for t in (*WITH_NUMBERS[:5], *NO_NUMBERS)]
-    words = [
-        f"Explain why the {w} river floods the {v} valley every spring season"
-        for w in "abcde"
-        for v in "fghi"
-    ]
-    rows += [{"question": t} for t in words]
+def test_a_reference_with_too_few_twins_says_there_is_no_spread_test(words, tmp_path) -> None:
+    plain = [json.loads(line)["question"] for line in words[0].read_text(encoding="utf-8").splitlines()]
+    rows = [{"question": t} for t in (*WITH_NUMBERS[:5], *NO_NUMBERS, *plain[:20])]
     path = tmp_path / "few.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
-    other = tmp_path / "other.jsonl"  # a model that memorised something else: another identity
-    other.write_text(json.dumps({"question": "Nothing in this benchmark reads like this sentence."}) + "\n")
+    # a model that memorised them: another identity than the reference's, and other scores (one that
+    # memorised something else scores every question as the reference does: a pile at 0)
     config = AuditConfig(
-        model=f"fake:memorise={other}", benchmark=str(path), reference="fake:clean", tests=["min-k"],
+        model=f"fake:memorise={path}", benchmark=str(path), reference="fake:clean", tests=["min-k"],
         twinless=True, no_cache=True,
     )  # fmt: skip
     (min_k,) = audit(config).tests

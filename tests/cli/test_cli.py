@@ -13,6 +13,7 @@ import pytest
 from tiny import broken_model_folder
 
 from contamcheck import pipeline
+from contamcheck.benchmarks import load_benchmark
 from contamcheck.cli import main
 
 SAMPLE = str(resources.files("contamcheck.benchmarks").joinpath("data/sample.jsonl"))
@@ -131,6 +132,26 @@ def test_a_model_that_fails_to_load_ends_its_progress_line(capsys, tmp_path):
     assert lines[-1].startswith(f"contamcheck: error: --reference: Can't load model '{reference}'")
 
 
+def test_scores_piled_on_one_value_are_not_read_as_a_tail(capsys, tmp_path):
+    """-k 0.01 scores a question by its least likely word, which the fake model gives a third of the
+    sample's first 60 questions alike: a narrow "bulk" on that pile read the rest as a tail (10 of 60
+    flagged, "likely contaminated"). A model that memorised half still has its tail found."""
+    code, out, _ = run(
+        capsys, "fake:clean", "sample", "-n", "60", "-k", "0.01", "--no-cache", "--tests", "min-k,zlib"
+    )
+    words = " ".join(out.split())
+    assert code == 0 and "No evidence found" in words
+    assert "min-k: skipped — 19 of 60 questions share one score exactly" in words and "A larger -k" in words
+    half = tmp_path / "half.txt"
+    texts = [item.text.replace("\n", " ") for item in load_benchmark("sample").items]
+    half.write_text("\n".join(texts[::2]) + "\n", encoding="utf-8")
+    code, out, _ = run(
+        capsys, f"fake:memorise={half}", "sample", "-n", "120", "-k", "0.01", "--no-cache", "--json"
+    )
+    (min_k,) = [t for t in json.loads(out)["tests"] if t["name"] == "min-k"]
+    assert code == 1 and min_k["status"] == "fail" and min_k["n_flagged"] == 60
+
+
 def test_a_fake_reference_is_not_taken_for_the_model_it_shares_its_numbers_with(capsys, tmp_path):
     # Fake models give the same numbers but for what one memorised: no "same weights" refusal.
     few = tmp_path / "few.txt"
@@ -138,7 +159,10 @@ def test_a_fake_reference_is_not_taken_for_the_model_it_shares_its_numbers_with(
     code, out, err = run(
         capsys, f"fake:memorise={few}", "sample", *FAST, "--no-cache", "--reference", "fake:clean"
     )
-    assert code == 0 and "No evidence found" in out and "own numbers" not in out + err
+    assert "own numbers" not in out + err
+    # the two score every question alike: the likelihood tests have no bulk to fit, and say so
+    words = " ".join(out.split())
+    assert code == 4 and "min-k: skipped — 40 of 40 questions share one score exactly (0)" in words
 
 
 def test_output_file_is_written_and_quiet_prints_nothing(capsys, tmp_path):

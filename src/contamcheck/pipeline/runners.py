@@ -36,6 +36,7 @@ from ..stats.bulk import (
     bulk_tail_test,
     memorised_probability,
     minority,
+    pile_in_bulk,
     twin_check,
 )
 from ..stats.flags import FlagOutcome
@@ -43,6 +44,7 @@ from ..stats.spread import TWINS_BACK, SpreadOutcome, spread_test, twin_backing,
 from ..stats.verdict import MINORITY_WHY, WARN_LEVEL, minority_remedy, twins_why
 
 BULK_SIMULATIONS = 2000
+KS = ("min-k", "min-k++")  # the tests whose score takes the k% least likely tokens (-k)
 BULK_NULL = (
     "Questions the model never saw form one bell-shaped bulk of scores, wherever it sits (knowing the "
     "kind of text shifts the whole bulk); only memorised questions stand out above it."
@@ -267,6 +269,19 @@ def _bulk_result(
     # One simulated null per number of questions, shared by the tests (seed 0): it is a reference
     # table of the procedure, not a draw that should differ between tests.
     outcome = bulk_tail_test(originals, BULK_SIMULATIONS, tables=tables)
+    piled = pile_in_bulk(originals, outcome.threshold)
+    if piled is not None:  # no bell-shaped bulk: the fit's flags and count mean nothing
+        value, count = piled
+        result.n = len(originals)
+        remedy = "A larger -k (a score then rests on more words), or" if name in KS else "Pass"
+        result.skip_reason = (
+            f"{count} of {len(originals)} questions share one score exactly ({value:.4g}), within the bulk: "
+            "a bell-shaped bulk of never-seen questions has no such pile, so it can't be fitted and no "
+            "question is flagged (a score that rests on words many questions share makes one, and so does "
+            f"a reference that scores them as the model does). {remedy} --control FILE, questions of the "
+            "same kind the model can't have seen: they need no bulk"
+        )
+        return result
     # A null holding a minority of the questions can't be told from a mis-fit: no flags, no count.
     withheld = minority(outcome.fit)
     spread: SpreadOutcome | None = None  # with a reference: beside the tail count in the p-value
