@@ -132,18 +132,22 @@ def test_a_model_that_fails_to_load_ends_its_progress_line(capsys, tmp_path):
     assert lines[-1].startswith(f"contamcheck: error: --reference: Can't load model '{reference}'")
 
 
-def test_scores_piled_on_one_value_are_not_read_as_a_tail(capsys, tmp_path):
-    """-k 0.01 scores a question by its least likely word, which the fake model gives a third of the
-    sample's first 60 questions alike: a narrow "bulk" on that pile read the rest as a tail (10 of 60
-    flagged, "likely contaminated"). A model that memorised half still has its tail found."""
+def test_scores_piled_on_one_value_are_no_bulk_to_judge(capsys, tmp_path):
+    """-k 0.01 scores a question by its least likely word; where every question opens alike, that is
+    the opening's for most of them, one score exactly, above which a question memorised can't rise.
+    The test says so (skipped) rather than fit a bulk to the pile; without the pile, a model that
+    memorised half the questions is caught at the same -k."""
+    texts = [item.text.replace("\n", " ") for item in load_benchmark("sample").items]
+    opened = tmp_path / "opened.txt"
+    opened.write_text("".join(f"Before you answer, note the code words tango alpha. {t}\n" for t in texts))
     code, out, _ = run(
-        capsys, "fake:clean", "sample", "-n", "60", "-k", "0.01", "--no-cache", "--tests", "min-k,zlib"
+        capsys, "fake:clean", str(opened), "-n", "60", "-k", "0.01", "--no-cache", "--tests", "min-k"
     )
     words = " ".join(out.split())
-    assert code == 0 and "No evidence found" in words
-    assert "min-k: skipped — 19 of 60 questions share one score exactly" in words and "A larger -k" in words
+    assert code == 4 and re.search(r"min-k: skipped — 5\d of 60 questions share one score exactly", words)
+    assert "A larger -k" in words
+    assert run(capsys, "fake:clean", str(opened), "-n", "60", "--no-cache", "--tests", "min-k")[0] == 0
     half = tmp_path / "half.txt"
-    texts = [item.text.replace("\n", " ") for item in load_benchmark("sample").items]
     half.write_text("\n".join(texts[::2]) + "\n", encoding="utf-8")
     code, out, _ = run(
         capsys, f"fake:memorise={half}", "sample", "-n", "120", "-k", "0.01", "--no-cache", "--json"
@@ -425,9 +429,8 @@ def test_absurd_rows_are_refused_or_left_alone(capsys, tmp_path):
         for i in range(25)
     )
     code, _, err = run(capsys, "fake:clean", write(tmp_path, "huge.jsonl", rows), "--tests", "min-k", "-q")
-    # audited (was an "Internal error" exit 3); 25 near-copies fit a null of 32% of them, too few to be
-    # one, so min-k can't judge: inconclusive, where before 2026-12-05 it called a clean model "likely"
-    assert code == 4 and err == ""
+    # audited (was an "Internal error" exit 3): the clean model reads no evidence
+    assert code == 0 and err == ""
 
 
 def test_malformed_and_empty_files(capsys, tmp_path):

@@ -105,19 +105,19 @@ def test_every_output_says_no_flags(alone: Report, with_reference: Report) -> No
 
 
 def test_a_quiet_audit_with_a_test_that_could_not_judge_is_inconclusive(tmp_path: Path) -> None:
-    """80 questions that differ only in their numbers: min-k, by the scripted clean model, fits a
-    never-seen bulk of under 40% of them; min-k++ and zlib find nothing. Before 2026-12-05 the
-    same shape read "likely contaminated" (tests/cli/test_cli.py); silence elsewhere is not "clean"."""
-    rows = [
-        {"question": f"Tom has {12 + i} apples and {'9' * 50} pears and {13 + 7 * i} plums. How many?"}
-        for i in range(80)
-    ]
-    near = write_jsonl(tmp_path / "near.jsonl", rows)
-    report = quick_audit("fake:clean", near, tests=["min-k", "min-k++", "zlib"])
-    assert _withheld(report) == ["min-k"], [(t.name, t.null) for t in report.tests]
-    assert [t.status for t in report.tests if t.name != "min-k"] == ["pass", "pass"]
+    """80 questions of two kinds, 24 and 56: min-k++, by the scripted clean model, fits a never-seen
+    bulk of the 24 below the rest, under 40% of them; min-k and zlib find nothing. Before 2026-12-05
+    such a shape read "likely contaminated" (tests/cli/test_cli.py); silence elsewhere is not "clean"."""
+    tom = "Tom has {} apples and {} plums in {} baskets. How many fruits does Tom have?"
+    bakery = "A bakery sells {} loaves a day at {} cents each over {} days. What is the total?"
+    rows = [{"question": tom.format(12 + i, 30 + 2 * i, 2 + i % 8)} for i in range(24)]
+    rows += [{"question": bakery.format(40 + i, 15 + i, 2 + i % 7)} for i in range(56)]
+    kinds = write_jsonl(tmp_path / "two-kinds.jsonl", rows)
+    report = quick_audit("fake:clean", kinds, tests=["min-k", "min-k++", "zlib"])
+    assert _withheld(report) == ["min-k++"], [(t.name, t.null) for t in report.tests]
+    assert [t.status for t in report.tests if t.name != "min-k++"] == ["pass", "pass"]
     assert report.verdict.code == "inconclusive" and report.verdict.exit_code == 4
-    assert "min-k could not judge" in report.verdict.explanation
+    assert "min-k++ could not judge" in report.verdict.explanation
     assert report.index.value is None and "inconclusive" in report.index.explanation
     html = to_html(report)
     assert "withheld" in html  # its scores still rank the most familiar questions

@@ -316,12 +316,10 @@ def test_the_em_matches_the_textbook_layout():
     np.testing.assert_allclose(ours[2], w, rtol=1e-10)
 
 
-def test_a_pile_of_one_score_within_the_bulk_is_found_and_one_above_it_is_the_tail() -> None:
+def test_a_tenth_of_the_questions_sharing_one_score_is_a_pile() -> None:
     rng = np.random.default_rng(0)
     spread = rng.normal(0, 1, 180)
-    piled = np.concatenate([spread, np.full(20, -0.3)])  # a tenth share one score, in the bulk
-    assert bulk.pile_in_bulk(piled, threshold=1.6) == (-0.3, 20)
-    assert bulk.pile_in_bulk(np.concatenate([spread, np.full(19, -0.3)]), 1.6) is None  # under a tenth
-    # a memorised tail at the model's ceiling (each question written word for word): the tail, not a pile
-    assert bulk.pile_in_bulk(np.concatenate([spread, np.full(60, 4.0)]), threshold=1.6) is None
-    assert bulk.pile_in_bulk(spread, 1.6) is None  # no two alike
+    assert bulk.pile(np.concatenate([spread, np.full(20, -0.3)])) == (-0.3, 20)
+    assert bulk.pile(np.concatenate([spread, np.full(19, -0.3)])) is None  # under a tenth
+    assert bulk.pile(np.concatenate([spread, np.full(60, 4.0)])) == (4.0, 60)  # above the rest too
+    assert bulk.pile(spread) is None and bulk.pile(np.array([])) is None

@@ -4,15 +4,18 @@ It is deterministic and fast, and behaves like the two kinds of model an audit m
 
 * ``fake:clean`` has seen nothing. Each token's log-prob is a pseudo-random function of the token
   and the one before it, so a question and its number twin differ only around the numbers, with no
-  side preferred.
+  side preferred; all the text before them moves it a little (up to ``NUANCE``), as in a causal
+  model, so two questions share a token's log-prob exactly only where they share all that comes
+  before it.
 * ``fake:memorise=FILE`` has memorised the questions in FILE (.jsonl/.json/.csv/.txt). Every token
   whose two-token context appears in a memorised question gets a high log-prob, so the original
   is far more likely than its twin (which shares most contexts, as in a real model), and greedy
   generation from a memorised prefix continues the memorised text.
 
 Options are ``:``-separated ``key=value`` pairs: ``memorise=FILE``, ``field=NAME`` (the question
-field of FILE), ``strength=FLOAT`` (log-prob of a memorised token, default -0.05), ``name=TEXT``,
-``delay=SECONDS`` (a pause per batch, to stand in for a slow model).
+field of FILE), ``strength=FLOAT`` (log-prob of a memorised token, default -0.05: between it and
+1.5 times it, by what comes before), ``name=TEXT``, ``delay=SECONDS`` (a pause per batch, to stand
+in for a slow model).
 """
 
 from __future__ import annotations
@@ -33,6 +36,10 @@ from .base import TokenStats
 # digits one by one, as many real tokenizers do, and a character of Chinese, Japanese or Thai each
 TOKEN = re.compile(rf"\d|[{UNSPACED}]|[^\W\d{UNSPACED}]+|\S|\s+")
 PROMPT_CONTEXT_TOKENS = 6  # how much of a prompt's end must match a memorised text to recall it
+# How far the text before a token's two-token context moves its log-prob. Without it, questions of
+# one template gave their shared words the very same log-probs: piles of one score, which no real
+# model gives questions that differ earlier (stats.bulk.pile_in_bulk).
+NUANCE = 0.25
 GUIDED_MARK = "FIRST PIECE:\n"
 
 
@@ -44,6 +51,16 @@ def _unit(*parts: str) -> float:
     """A deterministic number in [0, 1) from some strings."""
     digest = hashlib.blake2b("\x1f".join(parts).encode("utf-8", "surrogatepass"), digest_size=8).digest()
     return int.from_bytes(digest, "little") / 2**64
+
+
+def _openings(tokens: Sequence[str]) -> list[str]:
+    """For each token, a digest of all the tokens before it."""
+    running = hashlib.blake2b(digest_size=8)
+    digests = []
+    for token in tokens:
+        digests.append(running.hexdigest())
+        running.update(token.encode("utf-8", "surrogatepass") + b"\x1f")
+    return digests
 
 
 class FakeModel:
@@ -69,7 +86,7 @@ class FakeModel:
                 self._contexts.add((padded[i - 2], padded[i - 1], padded[i]))
         digest = hashlib.sha256("\x00".join(self.memorised).encode("utf-8", "surrogatepass")).hexdigest()[:16]
         self.name = name or ("fake:clean" if not self.memorised else f"fake:memorised-{len(self.memorised)}")
-        self.identity = f"fake:{digest}:{strength}"
+        self.identity = f"fake:2:{digest}:{strength}"  # 2: log-probs moved by all that comes before
         self.calls = {"score": 0, "generate": 0}  # batches served, for tests of the engine
 
     @classmethod
@@ -107,12 +124,12 @@ class FakeModel:
             )
         return cls(memorised, strength=strength, name=options.get("name") or spec, delay=delay)
 
-    def _logprob(self, before2: str, before1: str, token: str) -> float:
+    def _logprob(self, before2: str, before1: str, token: str, before: str) -> float:
+        """``before``: a digest of all the tokens before this one."""
         if (before2, before1, token) in self._contexts:
-            return self.strength
+            return self.strength * (1 + 0.5 * _unit("seen", before, token))
         # Clean tokens: log-probs between about -9 and -0.5, rarer for digits and long words.
-        base = -0.5 - 8.5 * _unit("lp", before1, token)
-        return base
+        return -0.5 - (8.5 - NUANCE) * _unit("lp", before1, token) - NUANCE * _unit("text", before, token)
 
     def score(self, texts: Sequence[str]) -> list[TokenStats]:
         self.calls["score"] += 1
@@ -122,7 +139,10 @@ class FakeModel:
             tokens = tokenize(text)
             padded = ["", "", *tokens]
             logprobs = np.array(
-                [self._logprob(padded[i - 2], padded[i - 1], padded[i]) for i in range(2, len(padded))],
+                [
+                    self._logprob(padded[i - 2], padded[i - 1], padded[i], before)
+                    for i, before in zip(range(2, len(padded)), _openings(tokens), strict=True)
+                ],
                 dtype=np.float64,
             )
             # A stand-in for the next-token distribution: mean and spread depend only on context.

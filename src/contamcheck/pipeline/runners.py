@@ -36,7 +36,7 @@ from ..stats.bulk import (
     bulk_tail_test,
     memorised_probability,
     minority,
-    pile_in_bulk,
+    pile,
     twin_check,
 )
 from ..stats.flags import FlagOutcome
@@ -266,22 +266,23 @@ def _bulk_result(
             f"needs {MIN_QUESTIONS} ({remedy})"
         )
         return result
-    # One simulated null per number of questions, shared by the tests (seed 0): it is a reference
-    # table of the procedure, not a draw that should differ between tests.
-    outcome = bulk_tail_test(originals, BULK_SIMULATIONS, tables=tables)
-    piled = pile_in_bulk(originals, outcome.threshold)
-    if piled is not None:  # no bell-shaped bulk: the fit's flags and count mean nothing
+    piled = pile(originals)
+    if piled is not None:  # no bell-shaped bulk, and no way above it: nothing to fit
         value, count = piled
         result.n = len(originals)
         remedy = "A larger -k (a score then rests on more words), or" if name in KS else "Pass"
         result.skip_reason = (
-            f"{count} of {len(originals)} questions share one score exactly ({value:.4g}), within the bulk: "
-            "a bell-shaped bulk of never-seen questions has no such pile, so it can't be fitted and no "
-            "question is flagged (a score that rests on words many questions share makes one, and so does "
-            f"a reference that scores them as the model does). {remedy} --control FILE, questions of the "
-            "same kind the model can't have seen: they need no bulk"
+            f"{count} of {len(originals)} questions share one score exactly ({value:.4g}): they have it "
+            "from words they share (an opening many questions have, where the score takes one or a few "
+            "words, or a reference that scores them as the model does), so a question memorised can't "
+            "rise above the rest and there is no bell-shaped bulk to fit; no question is flagged. "
+            f"{remedy} --control FILE, questions of the same kind the model can't have seen: they need "
+            "no bulk"
         )
         return result
+    # One simulated null per number of questions, shared by the tests (seed 0): it is a reference
+    # table of the procedure, not a draw that should differ between tests.
+    outcome = bulk_tail_test(originals, BULK_SIMULATIONS, tables=tables)
     # A null holding a minority of the questions can't be told from a mis-fit: no flags, no count.
     withheld = minority(outcome.fit)
     spread: SpreadOutcome | None = None  # with a reference: beside the tail count in the p-value

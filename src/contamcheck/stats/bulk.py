@@ -83,26 +83,25 @@ LOCAL_FDR = 0.2
 MINORITY_BULK = 0.4
 
 
-# A bell-shaped bulk of never-seen questions has no two with the very same score. Where a tenth of
-# them share one exactly, within the bulk, the score rests on something many questions share (Min-K%
-# with a small -k scores a question by its one least likely word, and questions that open alike share
-# it): the fit puts a narrow bulk on that pile and reads the rest as a tail. Measured: fake:clean on
-# the bundled sample, -n 60 -k 0.01, 19 of 60 questions shared one Min-K% score and 10 were flagged,
-# "likely contaminated"; SmolLM2 on HumanEval at -k 0.001, 48 of 132. At the default -k the largest
-# share was 1-2% (SmolLM2 on the sample and HumanEval, fake:clean on the sample), and at most 7% at
-# -k 0.05. A pile above the threshold is no matter: it is the tail (a model that wrote the questions
-# word for word gives each the same top score).
+# A bell-shaped bulk of never-seen questions has no two with the very same score, and a real model
+# gives two questions' words the very same log-probs only where all that comes before them is the
+# same: a tenth of the questions sharing one score exactly have it from words they share (an opening
+# many questions have, where -k takes one or a few words, or a reference that scores them as the
+# model does). A question memorised can't rise above that pile (Min-K%'s least likely word is then
+# the shared one, however well the model knows the rest), and the fit puts a narrow bulk on it.
+# Measured: SmolLM2 on HumanEval at -k 0.001, 48 of 132 questions shared one Min-K% score; at the
+# default -k the largest share was 1-2% on the sample and HumanEval, and 1% in every saved audit of
+# the validation (docs/METHODS.md, "One score shared by many questions").
 TIED_SHARE = 0.1
 
 
-def pile_in_bulk(values: np.ndarray, threshold: float) -> tuple[float, int] | None:
-    """The score a ``TIED_SHARE`` or more of ``values`` share exactly, at or below ``threshold``, and
-    how many share it; None where there is no such pile."""
+def pile(values: np.ndarray) -> tuple[float, int] | None:
+    """The score a ``TIED_SHARE`` or more of ``values`` share exactly, and how many share it; None
+    where there is no such pile."""
     scores, counts = np.unique(np.asarray(values, dtype=np.float64), return_counts=True)
-    piled = (counts >= TIED_SHARE * len(values)) & (scores <= threshold)
-    if not piled.any():
+    if not len(counts) or counts.max() < TIED_SHARE * len(values):
         return None
-    largest = int(np.argmax(np.where(piled, counts, 0)))
+    largest = int(np.argmax(counts))
     return float(scores[largest]), int(counts[largest])
 
 
