@@ -148,6 +148,36 @@ def test_audit_says_what_it_takes_when_given_something_else():
     config = contamcheck.AuditConfig(model="fake:clean", benchmark="sample", no_cache=True)
     with pytest.raises(TypeError, match=r"progress must be callable as progress\(label, done, total\)"):
         contamcheck.audit(config, progress="bars")  # type: ignore[arg-type]
+    # one that takes fewer failed only once the audit was under way (a black-box pass)
+    with pytest.raises(TypeError, match=r"progress\(label, done, total\), not <lambda>\(label\)"):
+        contamcheck.audit(config, progress=lambda label: None)  # type: ignore[arg-type,misc]
+    contamcheck.audit(dataclasses.replace(config, limit=20, tests=("zlib",)), progress=print)  # no signature
+    with pytest.raises(TypeError, match=r"store must be an evidence store .*not str"):
+        contamcheck.audit(config, store="x")  # type: ignore[arg-type]
+    with pytest.raises(
+        TypeError, match=r"takes its settings as keywords, not a dict: AuditConfig\(\*\*settings\)"
+    ):
+        contamcheck.AuditConfig({"model": "fake:clean", "benchmark": "sample"})  # type: ignore[arg-type]
+
+
+def test_a_report_is_read_from_a_path_and_its_tests_by_any_case(tmp_path):
+    from contamcheck.report import read_report, to_json
+    from contamcheck.report.io import ReportUnreadable
+
+    for wrong in (None, 3, b"report.json"):
+        with pytest.raises(TypeError, match=r"read_report takes the path of a saved \.json report"):
+            read_report(wrong)  # type: ignore[arg-type]
+    with pytest.raises(ReportUnreadable, match="path is empty"):
+        read_report("")
+    config = contamcheck.AuditConfig(
+        model="fake:clean", benchmark="sample", limit=20, tests=["zlib"], no_cache=True
+    )
+    path = tmp_path / "r.json"
+    path.write_text(to_json(contamcheck.audit(config)), encoding="utf-8")
+    report = read_report(path)
+    assert report.test("ZLIB") is report.test("zlib")
+    with pytest.raises(KeyError, match="no test 'mink' in this report; it has zlib"):
+        report.test("mink")
 
 
 def test_an_audit_leaves_torchs_thread_count_as_it_found_it(tiny_setup):
@@ -179,6 +209,9 @@ def test_an_audit_leaves_torchs_thread_count_as_it_found_it(tiny_setup):
         ("limt", "did you mean limit?"),
         ("output", "an output is no setting"),
         ("zzz", "its fields: model, benchmark, field, limit"),
+        ("control_file", "did you mean control?"),
+        ("progress", "progress is audit()'s: audit(config, progress=callback)"),
+        ("low_memory", "--low-memory is the process's, not the audit's: call contamcheck.memory"),
     ],
 )
 def test_a_keyword_audit_config_has_not_is_named_with_what_was_meant(keyword, hint):

@@ -142,6 +142,16 @@ def _edited(tmp_path: Path, data: dict) -> Path:
         (lambda d: d["tests"].append(d["tests"][0]), "the test 'completion' is listed twice"),
         (lambda d: d["sample"].update(tested=999), "sample.tested 999 is more than the 195"),
         (lambda d: d["settings"].update(alpha=2), "settings.alpha: Input should be less than 1"),
+        (
+            lambda d: d["settings"].update(limit=-3),
+            "settings.limit: Input should be greater than or equal to 1",
+        ),
+        (lambda d: d["settings"].update(k=0), "settings.k: Input should be greater than 0"),
+        (lambda d: d["run"].update(threads=-1), "run.threads: Input should be greater than or equal to 1"),
+        (
+            lambda d: d["run"]["evidence"]["model"].update(computed=-2),
+            "run.evidence.model.computed: Input should be greater than or equal to 0",
+        ),
         (lambda d: d["run"].update(duration_s=-5), "run.duration_s is negative"),
         (
             lambda d: d["run"].update(started_at="yesterday"),

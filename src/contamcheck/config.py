@@ -8,7 +8,7 @@ import functools
 import math
 import numbers
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, get_args
@@ -315,6 +315,17 @@ _SPELT_ON_THE_COMMAND_LINE = {
     "csv": None,
     "html": None,
     "quiet": None,
+    "control_file": "control",
+}
+# keywords that name something other than a setting: what to do instead
+_NOT_SETTINGS = {
+    "progress": "progress is audit()'s: audit(config, progress=callback)",
+    "store": "store is audit()'s: audit(config, store=...)",
+    "low_memory": (
+        "--low-memory is the process's, not the audit's: call "
+        "contamcheck.memory.return_freed_memory() once, before the audit"
+    ),
+    "no_low_memory": "--no-low-memory is the process's: leave contamcheck.memory alone",
 }
 
 
@@ -325,11 +336,15 @@ def _explained_init(generated: Any) -> Any:
 
     @functools.wraps(generated)
     def __init__(self: AuditConfig, *args: Any, **kwargs: Any) -> None:
+        if args and isinstance(args[0], Mapping):
+            raise TypeError("AuditConfig takes its settings as keywords, not a dict: AuditConfig(**settings)")
         for keyword in kwargs:
             if keyword in names:
                 continue
             meant = _SPELT_ON_THE_COMMAND_LINE.get(keyword, "")
-            if meant is None:
+            if keyword in _NOT_SETTINGS:
+                hint = _NOT_SETTINGS[keyword]
+            elif meant is None:
                 hint = (
                     "an output is no setting: save what audit() returns with "
                     "contamcheck.report.to_json (to_html, to_csv)"

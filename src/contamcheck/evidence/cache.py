@@ -253,7 +253,8 @@ class EvidenceCache:
             raise InputError(f"The cache folder {str(path)!r} is a broken link. {remedy}")
         if path.exists():
             if not path.is_dir():
-                raise InputError(f"The cache folder {str(path)!r} is a file. {remedy}")
+                what = "a file" if path.is_file() else "no folder (a device, a pipe or a socket)"
+                raise InputError(f"The cache folder {str(path)!r} is {what}. {remedy}")
             if not os.access(path, os.W_OK):
                 raise InputError(f"The cache folder {str(path)!r} is not writable. {remedy}")
             return

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import inspect
 import platform
 import sys
 import time
@@ -94,9 +95,13 @@ def audit(
         raise TypeError(
             f"audit() takes an AuditConfig, not {type(config).__name__}: audit(AuditConfig(model=…))."
         )
-    if progress is not None and not callable(progress):
+    if progress is not None and not _takes_three(progress):
+        raise TypeError(f"progress must be callable as progress(label, done, total), not {_named(progress)}.")
+    store_methods = ("get_many", "put_many", "get_model_info", "put_model_info", "file_digest")
+    if store is not None and not all(callable(getattr(store, name, None)) for name in store_methods):
         raise TypeError(
-            f"progress must be callable as progress(label, done, total), not {type(progress).__name__}."
+            f"store must be an evidence store (contamcheck.evidence.EvidenceCache(folder) or "
+            f"MemoryStore()), not {type(store).__name__}; leave it out for the cache --cache names."
         )
     started_at = datetime.now(timezone.utc)
     started = time.perf_counter()
@@ -115,6 +120,31 @@ def audit(
         finally:
             if isinstance(opened, EvidenceCache):
                 opened.close()
+
+
+def _takes_three(progress: object) -> bool:
+    """Whether ``progress`` can be called with a label, a count done and a total (a callable whose
+    signature can't be read, a builtin, is taken at its word)."""
+    if not callable(progress):
+        return False
+    try:
+        inspect.signature(progress).bind("label", 0, 0)
+    except TypeError:
+        return False
+    except ValueError:  # no signature to read
+        return True
+    return True
+
+
+def _named(progress: object) -> str:
+    """What was given as ``progress``: its type, or a callable's name and signature."""
+    name = getattr(progress, "__name__", type(progress).__name__)
+    if not callable(progress):
+        return type(progress).__name__
+    try:
+        return f"{name}{inspect.signature(progress)}"
+    except (TypeError, ValueError):
+        return name
 
 
 def _wait_said(progress: ProgressCallback | None) -> Callable[[bool | None], None] | None:

@@ -203,6 +203,12 @@ def _minor(version: str) -> int:
 
 def read_report(path: str | Path) -> Report:
     """Load a saved JSON report, with clear errors for anything that isn't one."""
+    if not isinstance(path, (str, os.PathLike)) or isinstance(path, bytes):
+        raise TypeError(
+            f"read_report takes the path of a saved .json report (a str or a Path), not {type(path).__name__}"
+        )
+    if not str(path).strip():
+        raise ReportUnreadable("The report's path is empty; pass the saved .json report's path.")
     source = Path(path).expanduser()
     shown = str(path) if len(str(path)) <= 200 else f"{str(path)[:200]}…"
     text = str(path).lstrip().startswith("{")  # JSON text passed for a path

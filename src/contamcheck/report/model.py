@@ -303,43 +303,47 @@ class Verdict(_Model):
         return self
 
 
+Positive = Annotated[int, Field(ge=1)]
+Amount = Annotated[float, Field(ge=0)]  # seconds, megabytes
+
+
 class Settings(_Model):
     tests: list[str]
     quick: bool
-    limit: int
-    seed: int
+    limit: Positive
+    seed: Count
     alpha: Annotated[float, Field(gt=0, lt=1)]
-    k: float
-    permutations: int
-    expected_rate: float
-    twins_per_question: int
+    k: Annotated[float, Field(gt=0, le=1)]
+    permutations: Count
+    expected_rate: Share
+    twins_per_question: Count
     twinless: bool = False  # absent from reports before schema 1.3
-    batch_size: int
-    generation_batch_size: int | None = None  # absent from reports before 2026-12-03: batch_size
+    batch_size: Positive
+    generation_batch_size: Positive | None = None  # absent from reports before 2026-12-03: batch_size
     reference: str
-    order_shards: int
-    order_permutations: int
+    order_shards: Count
+    order_permutations: Count
 
 
 class EvidenceUse(_Model):
-    requested: int = 0
-    from_cache: int = 0
-    computed: int = 0
-    batches_computed: int = 0
-    compute_seconds: float = 0.0
-    tokens_scored: int = 0
-    oom_retries: int = 0
+    requested: Count = 0
+    from_cache: Count = 0
+    computed: Count = 0
+    batches_computed: Count = 0
+    compute_seconds: Amount = 0.0
+    tokens_scored: Count = 0
+    oom_retries: Count = 0
 
 
 class RunInfo(_Model):
     started_at: str
     finished_at: str
-    duration_s: float
+    duration_s: float  # checked in checks.py, with its own message
     host: str
-    threads: int | None = Field(
+    threads: Positive | None = Field(
         description="CPU threads for torch: --threads, else the cores this process may use"
     )
-    peak_memory_mb: float | None
+    peak_memory_mb: Amount | None
     returns_freed_memory: bool = Field(
         default=False, description="freed memory went back to the system at once (--low-memory)"
     )
@@ -368,7 +372,8 @@ class RunInfo(_Model):
 class Report(_Model):
     """One audit's result: what was audited, each test's result, the verdict and evidence index,
     each question's scores, caveats and how it ran. Saved as JSON (``to_json``), read back with
-    ``read_report``, which refuses one another version or an edit made inconsistent."""
+    ``read_report``, which reads an earlier schema's, and refuses a newer one's or an edit made
+    inconsistent."""
 
     schema_version: str = SCHEMA_VERSION
     tool: str
@@ -423,7 +428,12 @@ class Report(_Model):
         return self
 
     def test(self, name: str) -> TestResult:
+        """The result of the test ``name`` (in any case, as ``--tests`` takes it); a ``KeyError``
+        naming the tests the report has where it has no such test."""
+        wanted = name.strip().lower() if isinstance(name, str) else name
         for result in self.tests:
-            if result.name == name:
+            if result.name == wanted:
                 return result
-        raise KeyError(name)
+        raise KeyError(
+            f"no test {name!r} in this report; it has {', '.join(t.name for t in self.tests) or 'none'}"
+        )
