@@ -184,6 +184,15 @@ def test_an_edited_report_that_contradicts_itself_is_refused(tmp_path: Path, cap
     assert message in err and "Traceback" not in err, err
 
 
+def test_a_negative_seed_earlier_versions_took_still_reads(tmp_path: Path) -> None:
+    """--seed -1 was taken until 2026-12-05: such a report is no edit, and reads back."""
+    from contamcheck.report import read_report
+
+    data = json.loads(SAVED["likely"].read_text(encoding="utf-8"))
+    data["settings"]["seed"] = -1
+    assert read_report(_edited(tmp_path, data)).settings.seed == -1
+
+
 @pytest.mark.parametrize(
     ("text", "message"),
     [

@@ -167,6 +167,7 @@ def test_a_fake_reference_is_not_taken_for_the_model_it_shares_its_numbers_with(
     # the two score every question alike: the likelihood tests have no bulk to fit, and say so
     words = " ".join(out.split())
     assert code == 4 and "min-k: skipped — 40 of 40 questions share one score exactly (0)" in words
+    assert "Another --reference" in words and "A larger -k" not in words  # -k can't part them
 
 
 def test_output_file_is_written_and_quiet_prints_nothing(capsys, tmp_path):

@@ -527,6 +527,22 @@ def test_the_twin_rules_touch_no_humaneval_prompt_and_five_sample_questions() ->
     assert "| humaneval | 164 | 0 | 0 |" in out and "| sample | 120 | 4 | 1 |" in out
 
 
+@pytest.mark.parametrize(
+    ("benchmark", "digest"), [("sample", "95f697be27b22296"), ("humaneval", "26c19c8c1c353df0")]
+)
+def test_the_twins_of_the_bundled_benchmarks_are_the_ones_earlier_versions_made(benchmark, digest):
+    """Twins are part of an audit's sample and its cache keys: a faster way to make them (2026-12-07)
+    must make the very same ones. The digests are those the version before it made."""
+    import hashlib
+
+    from contamcheck.benchmarks import load_benchmark
+
+    texts = [item.text for item in load_benchmark(benchmark).items]
+    pool = NumberPool(texts)
+    made = json.dumps([make_twins(text, pool, 0, 3) for text in texts])
+    assert hashlib.sha256(made.encode()).hexdigest()[:16] == digest
+
+
 def test_a_pool_past_the_literals_it_remembers_draws_the_same(monkeypatch: pytest.MonkeyPatch) -> None:
     """The pool keeps the first literals it read (a million distinct ones cost 77 MB); one past them
     is read again each time it occurs, and counts the same."""

@@ -170,6 +170,10 @@ def test_a_cache_path_through_a_file_is_refused_by_every_cache_command(tmp_path,
     assert afile.read_text() == "not a folder"
     assert main(["cache", "info", "--cache", str(tmp_path / "none" / "yet")]) == 0  # simply not made yet
     assert "nothing stored yet" in capsys.readouterr().out
+    for command in (["cache", "info"], ["cache", "clear"], ["fake:clean", "sample"]):  # a device: no file
+        for cache in ("/dev/null", "/dev/null/sub"):
+            assert main([*command, "--cache", cache]) == 2
+            assert "'/dev/null' is no folder (a device, a pipe or a socket)" in capsys.readouterr().err
 
 
 def test_a_cache_given_with_cache_that_cant_be_made_suggests_no_cache_instead(tmp_path, capsys):

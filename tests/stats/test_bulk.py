@@ -323,3 +323,7 @@ def test_a_tenth_of_the_questions_sharing_one_score_is_a_pile() -> None:
     assert bulk.pile(np.concatenate([spread, np.full(19, -0.3)])) is None  # under a tenth
     assert bulk.pile(np.concatenate([spread, np.full(60, 4.0)])) == (4.0, 60)  # above the rest too
     assert bulk.pile(spread) is None and bulk.pile(np.array([])) is None
+    # a pair among twenty is a tenth, and pairs occur: a pile needs five
+    assert bulk.pile(np.concatenate([spread[:18], [1.5, 1.5]])) is None
+    assert bulk.pile(np.concatenate([spread[:45], np.full(5, 1.5)])) == (1.5, 5)
+    assert bulk.pile(np.concatenate([spread[:30], np.full(10, np.nan)])) is None  # no score, no pile

@@ -3,10 +3,10 @@
 It is deterministic and fast, and behaves like the two kinds of model an audit must tell apart:
 
 * ``fake:clean`` has seen nothing. Each token's log-prob is a pseudo-random function of the token
-  and the one before it, so a question and its number twin differ only around the numbers, with no
-  side preferred; all the text before them moves it a little (up to ``NUANCE``), as in a causal
-  model, so two questions share a token's log-prob exactly only where they share all that comes
-  before it.
+  and the one before it, so a question and its number twin differ mostly around the numbers, with
+  no side preferred; all the text before them moves it a little (up to ``NUANCE``, so also after a
+  changed number), as in a causal model: two questions share a token's log-prob exactly only where
+  they share all that comes before it.
 * ``fake:memorise=FILE`` has memorised the questions in FILE (.jsonl/.json/.csv/.txt). Every token
   whose two-token context appears in a memorised question gets a high log-prob, so the original
   is far more likely than its twin (which shares most contexts, as in a real model), and greedy
@@ -14,7 +14,8 @@ It is deterministic and fast, and behaves like the two kinds of model an audit m
 
 Options are ``:``-separated ``key=value`` pairs: ``memorise=FILE``, ``field=NAME`` (the question
 field of FILE), ``strength=FLOAT`` (log-prob of a memorised token, default -0.05: between it and
-1.5 times it, by what comes before), ``name=TEXT``, ``delay=SECONDS`` (a pause per batch, to stand
+1.5 times it, by what comes before; ``strength=0`` gives every memorised token 0, so memorised
+questions share their scores exactly), ``name=TEXT``, ``delay=SECONDS`` (a pause per batch, to stand
 in for a slow model).
 """
 

@@ -243,12 +243,12 @@ def show_cache(folder: str | None) -> int:
 def _not_under_a_file(folder: str | None, where: Path) -> None:
     """A cache folder that isn't there because a file stands on its path can't be one (an audit
     refuses it): said so, not "nothing stored"."""
-    from ..evidence.cache import cache_remedy, nearest_existing
+    from ..evidence.cache import cache_remedy, nearest_existing, what_is
 
     above = nearest_existing(where)
     if not above.is_dir():
         raise InputError(
-            f"The cache folder {str(where)!r} can't exist: {str(above)!r} is a file. "
+            f"The cache folder {str(where)!r} can't exist: {str(above)!r} is {what_is(above)}. "
             f"{cache_remedy(folder, audit=False)}"
         )
 

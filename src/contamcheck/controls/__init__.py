@@ -116,12 +116,12 @@ def build_controls(
     every hundredth (every question that may have one gets its twins, so that the report can count
     those set aside).
     """
-    if progress is not None and control is None:
-        progress(0, len(benchmark.items))
     if limit < 1:
         raise InputError(f"-n/--limit must be at least 1 (got {limit}).")
     if twins_per_item < 1:  # zero twins would make every question "testable" with nothing to compare
         raise InputError(f"--twins must be at least 1 (got {twins_per_item}).")
+    if progress is not None and control is None:
+        progress(0, len(benchmark.items))
     set_aside: dict[str, int] = dict(benchmark.set_aside)
     # a question repeated would count its flag once per copy: one memorised question, fifteen flags
     first: dict[str, Item] = {}

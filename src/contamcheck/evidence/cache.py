@@ -131,6 +131,11 @@ def _busy(exc: sqlite3.Error) -> bool:
     return code in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED) or "is locked" in str(exc)
 
 
+def what_is(path: Path) -> str:
+    """What stands at ``path``, where a folder should: a file, or no folder of another kind."""
+    return "a file" if path.is_file() else "no folder (a device, a pipe or a socket)"
+
+
 def nearest_existing(path: Path) -> Path:
     """The nearest of the folders above ``path`` (which does not exist) that does, or a file that
     stands where one of them should be (then no folder can be made there)."""
@@ -253,15 +258,15 @@ class EvidenceCache:
             raise InputError(f"The cache folder {str(path)!r} is a broken link. {remedy}")
         if path.exists():
             if not path.is_dir():
-                what = "a file" if path.is_file() else "no folder (a device, a pipe or a socket)"
-                raise InputError(f"The cache folder {str(path)!r} is {what}. {remedy}")
+                raise InputError(f"The cache folder {str(path)!r} is {what_is(path)}. {remedy}")
             if not os.access(path, os.W_OK):
                 raise InputError(f"The cache folder {str(path)!r} is not writable. {remedy}")
             return
         ancestor = nearest_existing(path)
         if not ancestor.is_dir():
             raise InputError(
-                f"Can't create the cache folder {str(path)!r}: {str(ancestor)!r} is a file. {remedy}"
+                f"Can't create the cache folder {str(path)!r}: {str(ancestor)!r} is {what_is(ancestor)}. "
+                f"{remedy}"
             )
         if not os.access(ancestor, os.W_OK):
             raise InputError(
@@ -505,7 +510,9 @@ class EvidenceCache:
         permissions) in ``"unopened"``; both with no models."""
         where = cache_folder(folder)
         if where.exists() and not where.is_dir():
-            raise InputError(f"The cache folder {str(where)!r} is a file. {cache_remedy(folder, False)}")
+            raise InputError(
+                f"The cache folder {str(where)!r} is {what_is(where)}. {cache_remedy(folder, False)}"
+            )
         path = where / FILE_NAME
         if path.exists() and not path.is_file():  # a folder of that name: an audit can't open it
             kind = "a folder" if path.is_dir() else "a special file (a pipe, a socket, a device)"

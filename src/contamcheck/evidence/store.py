@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from ..backends.base import TokenStats
 
 Value = TokenStats | str
 
 
+@runtime_checkable
 class EvidenceStore(Protocol):
     """Evidence by (namespace, request key); a namespace is one model with its settings.
 

@@ -97,11 +97,10 @@ def audit(
         )
     if progress is not None and not _takes_three(progress):
         raise TypeError(f"progress must be callable as progress(label, done, total), not {_named(progress)}.")
-    store_methods = ("get_many", "put_many", "get_model_info", "put_model_info", "file_digest")
-    if store is not None and not all(callable(getattr(store, name, None)) for name in store_methods):
+    if store is not None and not isinstance(store, EvidenceStore):  # its methods, by name
         raise TypeError(
             f"store must be an evidence store (contamcheck.evidence.EvidenceCache(folder) or "
-            f"MemoryStore()), not {type(store).__name__}; leave it out for the cache --cache names."
+            f"MemoryStore()), not {type(store).__name__}; leave it out to use the cache config.cache names."
         )
     started_at = datetime.now(timezone.utc)
     started = time.perf_counter()

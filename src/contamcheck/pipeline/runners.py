@@ -271,6 +271,10 @@ def _bulk_result(
         value, count = piled
         result.n = len(originals)
         remedy = "A larger -k (a score then rests on more words), or" if name in KS else "Pass"
+        if scores.reference is not None and value == 0:  # the reference scores them as the model does
+            remedy = (
+                "Another --reference (one that is not this model in other words), or --reference none, or"
+            )
         result.skip_reason = (
             f"{count} of {len(originals)} questions share one score exactly ({value:.4g}): they have it "
             "from words they share (an opening many questions have, where the score takes one or a few "

@@ -203,7 +203,7 @@ def _minor(version: str) -> int:
 
 def read_report(path: str | Path) -> Report:
     """Load a saved JSON report, with clear errors for anything that isn't one."""
-    if not isinstance(path, (str, os.PathLike)) or isinstance(path, bytes):
+    if not isinstance(path, (str, os.PathLike)):
         raise TypeError(
             f"read_report takes the path of a saved .json report (a str or a Path), not {type(path).__name__}"
         )

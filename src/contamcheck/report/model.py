@@ -311,7 +311,7 @@ class Settings(_Model):
     tests: list[str]
     quick: bool
     limit: Positive
-    seed: Count
+    seed: int  # negative before 2026-12-05's versions refused it: such reports still read
     alpha: Annotated[float, Field(gt=0, lt=1)]
     k: Annotated[float, Field(gt=0, le=1)]
     permutations: Count
@@ -430,9 +430,12 @@ class Report(_Model):
     def test(self, name: str) -> TestResult:
         """The result of the test ``name`` (in any case, as ``--tests`` takes it); a ``KeyError``
         naming the tests the report has where it has no such test."""
+        for result in self.tests:
+            if result.name == name:
+                return result
         wanted = name.strip().lower() if isinstance(name, str) else name
         for result in self.tests:
-            if result.name == wanted:
+            if result.name.lower() == wanted:
                 return result
         raise KeyError(
             f"no test {name!r} in this report; it has {', '.join(t.name for t in self.tests) or 'none'}"

@@ -90,16 +90,20 @@ MINORITY_BULK = 0.4
 # model does). A question memorised can't rise above that pile (Min-K%'s least likely word is then
 # the shared one, however well the model knows the rest), and the fit puts a narrow bulk on it.
 # Measured: SmolLM2 on HumanEval at -k 0.001, 48 of 132 questions shared one Min-K% score; at the
-# default -k the largest share was 1-2% on the sample and HumanEval, and 1% in every saved audit of
-# the validation (docs/METHODS.md, "One score shared by many questions").
+# default -k the largest share was 1% on the sample and HumanEval, and in every saved audit of
+# the validation (docs/METHODS.md, "One score shared by many questions"). Pairs occur (2 of 200 at
+# the default -k), so a pile is never under PILE_AT_LEAST questions: at 20 questions a tenth is two.
 TIED_SHARE = 0.1
+PILE_AT_LEAST = 5
 
 
 def pile(values: np.ndarray) -> tuple[float, int] | None:
-    """The score a ``TIED_SHARE`` or more of ``values`` share exactly, and how many share it; None
-    where there is no such pile."""
-    scores, counts = np.unique(np.asarray(values, dtype=np.float64), return_counts=True)
-    if not len(counts) or counts.max() < TIED_SHARE * len(values):
+    """The score a ``TIED_SHARE`` or more of the finite ``values`` share exactly (and at least
+    ``PILE_AT_LEAST`` of them), and how many share it; None where there is no such pile."""
+    finite = np.asarray(values, dtype=np.float64)
+    finite = finite[np.isfinite(finite)]
+    scores, counts = np.unique(finite, return_counts=True)
+    if not len(counts) or counts.max() < max(TIED_SHARE * len(finite), PILE_AT_LEAST):
         return None
     largest = int(np.argmax(counts))
     return float(scores[largest]), int(counts[largest])
