@@ -165,20 +165,27 @@ def test_cancel_stops_a_running_audit_and_running_it_again_resumes(client):
     assert evidence["from_cache"] > 0  # what the cancelled run computed was kept
 
 
+def _held(monkeypatch, owner, name: str) -> tuple[threading.Event, threading.Event]:
+    """``owner.name`` made to wait, each call, until the second event is set: the first tells that the
+    audit is inside it, the second lets it go on (once the cancel is in)."""
+    real = getattr(owner, name)
+    inside, cancelled_now = threading.Event(), threading.Event()
+
+    def held(*args, **kwargs):
+        inside.set()
+        assert cancelled_now.wait(30)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(owner, name, held)
+    return inside, cancelled_now
+
+
 @pytest.mark.parametrize(("tests", "ends"), [(["min-k", "zlib"], "cancelled"), (["min-k"], "done")])
 def test_cancel_is_heard_during_the_analysis(client, monkeypatch, tests, ends):
     """The statistics of a large audit take a while after the model's work; a cancel is heard
     between tests, not only between batches of model work. During the last test it comes too
     late: the finished audit is kept, not thrown away."""
-    first_test = pipeline.run_per_text
-    inside, cancelled_now = threading.Event(), threading.Event()
-
-    def run_per_text(*args, **kwargs):  # the first test's statistics wait until the cancel is in
-        inside.set()
-        assert cancelled_now.wait(30)
-        return first_test(*args, **kwargs)
-
-    monkeypatch.setattr(pipeline, "run_per_text", run_per_text)
+    inside, cancelled_now = _held(monkeypatch, pipeline, "run_per_text")  # the first test's statistics
     job_id = start_job(client, limit="20", tests=tests)
     assert inside.wait(60)
     assert post_form(client, f"/jobs/{job_id}/cancel").status_code == 303
@@ -197,15 +204,7 @@ def test_cancel_is_heard_during_the_analysis(client, monkeypatch, tests, ends):
 def test_cancel_is_heard_while_a_large_benchmark_makes_its_twins(client, monkeypatch):
     """A million questions take two minutes to twin before any model work; a cancel is heard then."""
     monkeypatch.setattr(pipeline, "TWINS_SAID_FROM", 100)  # the sample's 120 questions count as large
-    first_twins = controls.make_twins
-    inside, cancelled_now = threading.Event(), threading.Event()
-
-    def make_twins(*args, **kwargs):  # the first question's twins wait until the cancel is in
-        inside.set()
-        assert cancelled_now.wait(30)
-        return first_twins(*args, **kwargs)
-
-    monkeypatch.setattr(controls, "make_twins", make_twins)
+    inside, cancelled_now = _held(monkeypatch, controls, "make_twins")  # the first question's twins
     job_id = start_job(client, limit="20")
     assert inside.wait(60)
     assert post_form(client, f"/jobs/{job_id}/cancel").status_code == 303

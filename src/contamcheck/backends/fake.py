@@ -39,7 +39,7 @@ TOKEN = re.compile(rf"\d|[{UNSPACED}]|[^\W\d{UNSPACED}]+|\S|\s+")
 PROMPT_CONTEXT_TOKENS = 6  # how much of a prompt's end must match a memorised text to recall it
 # How far the text before a token's two-token context moves its log-prob. Without it, questions of
 # one template gave their shared words the very same log-probs: piles of one score, which no real
-# model gives questions that differ earlier (stats.bulk.pile_in_bulk).
+# model gives questions that differ earlier (stats.bulk.pile).
 NUANCE = 0.25
 GUIDED_MARK = "FIRST PIECE:\n"
 
