@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import string
 import subprocess
 import sys
 from importlib import resources
@@ -293,9 +294,9 @@ def test_a_bare_command_prints_its_usage_not_an_error(capsys, args):
 
 def test_test_and_benchmark_names_take_any_case(capsys):
     code, out, err = run(
-        capsys, "fake:clean", "SAMPLE", "-n", "5", "--tests", "MIN-K, Zlib", "--json", "--no-cache"
+        capsys, "fake:clean", "SAMPLE", "-n", "20", "--tests", "MIN-K, Zlib", "--json", "--no-cache"
     )
-    assert code in (0, 4), err  # five questions may leave a test unable to judge
+    assert code in (0, 4), err
     report = json.loads(out)
     assert report["benchmark"]["name"] == "sample"
     assert [test["name"] for test in report["tests"]] == ["min-k", "zlib"]
@@ -316,26 +317,30 @@ def test_no_testable_question_gives_the_fix_that_would_help(capsys, tmp_path):
     short = write(
         tmp_path,
         "short.jsonl",
-        "".join(json.dumps({"question": f"Add {10 + i} and {20 + i}."}) + "\n" for i in range(30)),
+        "".join(json.dumps({"question": f"Add {10 + i} and {20 + i}."}) + "\n" for i in range(48)),
     )
     wordy = "Write a function that returns the words of a given sentence in reverse order"
     plain = write(
         tmp_path,
         "plain.jsonl",
-        "".join(json.dumps({"question": f"{wordy}, case {c}."}) + "\n" for c in "abcdefghij"),
+        "".join(json.dumps({"question": f"{wordy}, case {c}."}) + "\n" for c in string.ascii_letters),
     )
+    # every test chosen skipped: refused before the model loads, with the report's reason
     args = ["--tests", "min-k", "--json", "--no-cache"]
-    _, out, _ = run(capsys, "fake:clean", short, *args)
-    said = json.loads(out)["tests"][0]["skip_reason"]
+    code, _, said = run(capsys, "fake:clean", short, *args)
+    assert code == 2 and "no model was loaded. min-k: no testable question" in said
     assert "at least 8 words" in said and "--control" not in said  # a control file would not help
-    _, out, _ = run(capsys, "fake:clean", plain, *args)
-    said = json.loads(out)["tests"][0]["skip_reason"]
+    code, _, said = run(capsys, "fake:clean", plain, *args)
+    assert code == 2 and "no number to change" in said and "pass --control with questions" in said
+    _, out, _ = run(capsys, "fake:clean", plain, "--tests", "min-k,canonical-order", "--json", "--no-cache")
+    said = json.loads(out)["tests"][0]["skip_reason"]  # in a report where another test runs
     assert "no number to change" in said and "pass --control with questions" in said
-    # on the terminal the reason is said once, by the first test skipped for it
+    # on the terminal the reason is said once, by the first test skipped for it (canonical-order,
+    # of the benchmark as a file, runs)
     _, out, _ = run(capsys, "fake:clean", short, "--no-cache")
     assert out.count("at least 8 words") == 1
     assert "min-k: skipped — as completion" in out and "zlib: skipped — as completion" in out
-    assert "canonical-order: skipped — too few questions" in out  # a reason of its own
+    assert "canonical-order: skipped" not in out
 
 
 def test_a_control_file_error_names_the_control_file_and_its_own_option(capsys, tmp_path):
@@ -392,15 +397,24 @@ def test_too_few_questions_for_the_bulk_say_what_would_help(capsys, tmp_path):
             for i in range(10)
         )
     )
-    for benchmark, limit, remedy in (
-        (SAMPLE, "10", "(-n 20 or more)"),
-        (str(small), "200", "--control FILE"),
+    for benchmark, limit, remedy, others in (
+        (SAMPLE, "10", "(-n 20 or more)", "completion, guided and canonical-order"),
+        (str(small), "200", "--control FILE", "completion and guided"),  # too few for shards
     ):
-        code, out, err = run(capsys, "fake:clean", benchmark, "-n", limit, "--tests", "zlib", "--json")
-        (zlib,) = json.loads(out)["tests"]
+        # beside a test that runs: skipped, and the report says why
+        both = ("--tests", "zlib,completion", "--json")
+        code, out, err = run(capsys, "fake:clean", benchmark, "-n", limit, *both)
+        (zlib,) = [t for t in json.loads(out)["tests"] if t["name"] == "zlib"]
         assert code == 4 and zlib["status"] == "skipped", err
         assert "only 10 questions could be scored; the bulk needs 20" in zlib["skip_reason"]
         assert remedy in zlib["skip_reason"]
+        # alone, or all the likelihood tests (--quick): refused before the model loads
+        for alone in (("--tests", "zlib"), ("--quick",)):
+            code, out, err = run(capsys, "fake:clean", benchmark, "-n", limit, *alone)
+            assert code == 2 and not out and "loading" not in err, err
+            assert "no model was loaded" in err and "the sample holds 10 questions; the bulk needs 20" in err
+            assert remedy in err
+        assert f"Or leave out --quick: {others} can run on it." in err
 
 
 def test_a_hub_id_beside_a_folder_of_its_org_goes_to_the_hub_and_its_failure_hints(
@@ -511,13 +525,19 @@ def test_a_skipped_test_keeps_its_calibration(tmp_path):
     from contamcheck import AuditConfig, audit
 
     words = "The quick brown fox jumps over the lazy dog near the river bank today"
-    rows = [f'{{"question": "{words} and question {chr(65 + i)} ends here?"}}' for i in range(25)]
+    rows = [f'{{"question": "{words} and question {string.ascii_letters[i]} ends here?"}}' for i in range(48)]
     numberless = tmp_path / "words.jsonl"
     numberless.write_text("\n".join(rows) + "\n", encoding="utf-8")
-    config = AuditConfig(model="fake:clean", benchmark=str(numberless), tests=["guided"], no_cache=True)
+    config = AuditConfig(
+        model="fake:clean",
+        benchmark=str(numberless),
+        tests=["guided", "canonical-order"],  # one that runs: else refused before any model
+        seed=1,  # where canonical-order goes no further than chance
+        no_cache=True,
+    )
     report = audit(config)
-    (guided,) = report.tests
-    assert guided.status == "skipped" and not guided.calibrated
+    guided, order = report.tests
+    assert guided.status == "skipped" and not guided.calibrated and order.status != "skipped"
     assert report.verdict.code == "inconclusive" and "skipped" not in report.verdict.explanation
 
 

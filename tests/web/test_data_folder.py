@@ -157,7 +157,7 @@ def test_an_upload_limit_no_file_can_meet_is_refused(limit, capsys):
 def test_run_again_without_its_uploaded_file_says_so_on_a_page(client, data_dir):
     lines = Path(SAMPLE).read_text(encoding="utf-8")
     files = {"benchmark_file": ("mine.jsonl", lines.encode(), "application/json")}
-    job_id = start_job(client, files=files, limit="5", tests="min-k")
+    job_id = start_job(client, files=files, limit="20", tests="min-k")
     wait_for(client, job_id)
     shutil.rmtree(data_dir / "uploads")
     (data_dir / "uploads").mkdir()

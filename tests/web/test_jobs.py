@@ -286,7 +286,7 @@ def finished_then_stopped(open_client) -> str:
     """A small audit run to its end, then the server stopped, to edit its files as a crash or a hand
     might; the audit's id."""
     client = open_client()
-    job_id = start_job(client, limit="5", tests="min-k")
+    job_id = start_job(client, limit="20", tests="min-k")
     wait_for(client, job_id)
     stop(client)
     return job_id
@@ -358,7 +358,7 @@ def test_trust_remote_code_stays_off(open_client, data_dir):
 
     client = open_client(audit=spy)
     assert "remote" not in client.get("/").text.split("<form")[1].split("</form>")[0]  # no such field
-    job_id = start_job(client, trust_remote_code="on", limit="5", tests="min-k")
+    job_id = start_job(client, trust_remote_code="on", limit="20", tests="min-k")
     assert wait_for(client, job_id)["status"] == "done"
     assert [config.trust_remote_code for config in seen] == [False]
     stored = json.loads((data_dir / "jobs" / job_id / "job.json").read_text())
@@ -379,17 +379,17 @@ def test_the_form_can_be_filled_from_an_earlier_audit(client):
 
 def test_changing_an_audit_of_an_uploaded_file_asks_for_the_file_again(client):
     files = {"benchmark_file": ("mine.jsonl", Path(SAMPLE).read_bytes(), "application/json")}
-    job_id = start_job(client, files=files, limit="5", tests="min-k")
+    job_id = start_job(client, files=files, limit="20", tests="min-k")
     wait_for(client, job_id)
     page = client.get(f"/?again={job_id}").text
     assert 'id="uploaded-again"' in page and "uploaded benchmark file, mine.jsonl." in page
-    builtin = start_job(client, limit="5", tests="min-k")  # a built-in benchmark needs no notice
+    builtin = start_job(client, limit="20", tests="min-k")  # a built-in benchmark needs no notice
     wait_for(client, builtin)
     assert 'id="uploaded-again"' not in client.get(f"/?again={builtin}").text
     # The select holds no built-in for it: sent as it stands, the form asks for the file, not
     # for an audit of the sample.
     assert '<option value="" selected>(choose the file again)</option>' in page
-    refused = submit(client, benchmark="", limit="5", tests="min-k")
+    refused = submit(client, benchmark="", limit="20", tests="min-k")
     assert refused.status_code == 400 and "choose the file again" in refused.text
     assert len(client.get("/api/jobs").json()) == 2
 
@@ -419,7 +419,7 @@ def test_a_relative_path_is_kept_as_the_file_it_named(client, tmp_path, monkeypa
     (tmp_path / "files").mkdir()
     (tmp_path / "files" / "mine.jsonl").write_bytes(Path(SAMPLE).read_bytes())
     monkeypatch.chdir(tmp_path)
-    job_id = start_job(client, benchmark_path="files/mine.jsonl", limit="5", tests="min-k")
+    job_id = start_job(client, benchmark_path="files/mine.jsonl", limit="20", tests="min-k")
     stored = client.app.state.store.get(job_id)
     assert stored.audit_config().benchmark == str(tmp_path / "files" / "mine.jsonl")
     assert stored.benchmark_label == str(tmp_path / "files" / "mine.jsonl")
@@ -428,7 +428,7 @@ def test_a_relative_path_is_kept_as_the_file_it_named(client, tmp_path, monkeypa
     rerun = post_form(client, f"/jobs/{job_id}/rerun")
     assert wait_for(client, rerun.headers["location"].rsplit("/", 1)[1])["status"] == "done"
     (tmp_path / "files" / "current.jsonl").symlink_to("mine.jsonl")  # a link stays the link typed
-    linked = start_job(client, benchmark_path="current.jsonl", limit="5", tests="min-k")
+    linked = start_job(client, benchmark_path="current.jsonl", limit="20", tests="min-k")
     assert client.app.state.store.get(linked).benchmark_label == str(tmp_path / "files" / "current.jsonl")
     wait_for(client, linked)
 
@@ -444,7 +444,7 @@ def test_more_settings_open_where_one_differs_from_its_default(client, fields, o
 
 def test_deleting_an_audit_removes_its_files(client, data_dir):
     files = {"benchmark_file": ("mine.jsonl", Path(SAMPLE).read_bytes(), "application/json")}
-    job_id = start_job(client, files=files, limit="5", tests="min-k")
+    job_id = start_job(client, files=files, limit="20", tests="min-k")
     wait_for(client, job_id)
     assert any((data_dir / "uploads").iterdir())
     response = post_form(client, f"/jobs/{job_id}/delete")
@@ -468,10 +468,10 @@ def test_a_running_audit_is_not_deleted(client):
 
 
 def test_a_stored_report_reads_back_with_the_report_reader(client, data_dir):
-    job_id = start_job(client, limit="5", tests="min-k")
+    job_id = start_job(client, limit="20", tests="min-k")
     wait_for(client, job_id)
     report = read_report(data_dir / "jobs" / job_id / "report.json")
-    assert report.settings.limit == 5 and report.model.spec == CHEATER
+    assert report.settings.limit == 20 and report.model.spec == CHEATER
 
 
 def test_a_report_damaged_after_the_audit_says_why_on_every_address(open_client, data_dir):

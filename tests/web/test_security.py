@@ -134,7 +134,7 @@ def test_same_origin_headers_are_accepted(client):
 
 
 def test_every_state_changing_route_needs_the_token(client):
-    job_id = start_job(client, limit="5", tests="min-k")
+    job_id = start_job(client, limit="20", tests="min-k")
     wait_for(client, job_id)
     csrf_token(client)  # cookie present: only the token is missing
     routes = [
@@ -151,7 +151,7 @@ def test_every_state_changing_route_needs_the_token(client):
 
 
 def test_delete_through_the_api_takes_the_token_in_a_header(client):
-    job_id = start_job(client, limit="5", tests="min-k")
+    job_id = start_job(client, limit="20", tests="min-k")
     wait_for(client, job_id)
     token = csrf_token(client)
     assert client.delete(f"/api/jobs/{job_id}").status_code == 403
@@ -260,7 +260,7 @@ def test_uploads_are_stored_under_generated_names_inside_the_data_folder(client,
     response = submit(
         client,
         files={"benchmark_file": ("../../../outside/evil name.jsonl", jsonl(*QUESTIONS), "application/json")},
-        limit="5",
+        limit="20",
         tests="min-k",
     )
     assert response.status_code == 303
@@ -348,7 +348,7 @@ def test_hostile_question_text_is_escaped_everywhere(client):
 
 
 def test_the_report_frame_may_run_no_script(client):
-    job_id = start_job(client, limit="5", tests="min-k")
+    job_id = start_job(client, limit="20", tests="min-k")
     wait_for(client, job_id)
     policy = client.get(f"/jobs/{job_id}/view").headers["content-security-policy"]
     assert "default-src 'none'" in policy and "script-src" not in policy

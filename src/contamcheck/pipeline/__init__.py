@@ -50,6 +50,8 @@ from ..report.model import (
     TestResult,
 )
 from ..stats import EXPECTED_RATE, is_calibrated, judge
+from ..stats.bulk import MIN_QUESTIONS
+from ..stats.verdict import listed
 from . import assemble
 from .handles import (
     ModelHandle,
@@ -65,7 +67,14 @@ from .handles import (
     same_weights_error,
     unrunnable,
 )
-from .runners import run_canonical_order, run_guided, run_per_text, score_texts, skipped
+from .runners import (
+    run_canonical_order,
+    run_guided,
+    run_per_text,
+    score_texts,
+    skipped,
+    too_few_for_the_bulk,
+)
 
 __all__ = ["TWINS", "AuditPlan", "ModelHandle", "audit", "plan_audit"]
 
@@ -545,7 +554,9 @@ def check_inputs(config: AuditConfig) -> None:
 
 def plan_audit(config: AuditConfig, progress: ProgressCallback | None = None) -> AuditPlan:
     """The benchmark read, its sample drawn with its controls, and every request the tests make.
-    ``progress`` hears the making of the twins (``TWINS``) of a benchmark large enough to take a while."""
+    ``progress`` hears the making of the twins (``TWINS``) of a benchmark large enough to take a while.
+    An audit every test of which would be skipped whatever the model says is refused here
+    (:func:`nothing_to_judge`), before any model loads."""
     benchmark = load_benchmark(config.benchmark, config.field, ordered=config.ordered)
     control_benchmark = (
         load_benchmark(config.control, config.control_field, role="control") if config.control else None
@@ -575,6 +586,12 @@ def plan_audit(config: AuditConfig, progress: ProgressCallback | None = None) ->
     shard_plans: dict[str, list[Shard] | str] = {
         t.name: t.plan(benchmark) for t in tests if isinstance(t, CanonicalOrder)
     }
+    skips = known_skips(tests, controls, shard_plans)
+    if tests and len(skips) == len(tests):  # a report of skips only: said before any model loads
+        others = [create_test(name, settings) for name in TESTS.names() if name not in skips]
+        plans = {t.name: t.plan(benchmark) for t in others if isinstance(t, CanonicalOrder)}
+        able = [t.name for t in others if t.name not in known_skips([t], controls, plans)]
+        raise nothing_to_judge(config, skips, able)
     requests: list[Request] = []
     for test in tests:
         if isinstance(test, PerTextTest):
@@ -587,6 +604,42 @@ def plan_audit(config: AuditConfig, progress: ProgressCallback | None = None) ->
             if isinstance(shards, list):
                 requests += test.requests(shards)
     return AuditPlan(benchmark, control_benchmark, controls, tests, texts, shard_plans, requests)
+
+
+def known_skips(
+    tests: list[Test], controls: Controls, shard_plans: dict[str, list[Shard] | str]
+) -> dict[str, str]:
+    """The tests that will be skipped whatever the model says, each with why (as its report says):
+    no question could be tested, fewer questions than the bulk needs, or the benchmark can't be cut
+    into canonical-order's shards."""
+    why: dict[str, str] = {}
+    for test in tests:
+        if isinstance(test, CanonicalOrder):
+            shards = shard_plans.get(test.name)
+            if isinstance(shards, str):
+                why[test.name] = shards
+        elif not controls.items:
+            why[test.name] = assemble.no_items_reason(controls)
+        elif test.likelihood and controls.paired and len(controls.items) < MIN_QUESTIONS:
+            why[test.name] = too_few_for_the_bulk(len(controls.items), controls, scored=False)
+    return why
+
+
+def nothing_to_judge(config: AuditConfig, skips: dict[str, str], able: list[str]) -> InputError:
+    """The refusal of an audit every test of which would be skipped: each reason, with the tests it
+    stops, and the tests that could judge this sample instead. Loading a model to say only that
+    (a minute for a small one on a laptop) would be time lost."""
+    by_reason: dict[str, list[str]] = {}
+    for name, why in skips.items():
+        by_reason.setdefault(why, []).append(name)
+    said = " ".join(f"{listed(names)}: {why.rstrip('.')}." for why, names in by_reason.items())
+    if not able:
+        fix = ""
+    elif config.quick and not config.tests:
+        fix = f" Or leave out --quick: {listed(able)} can run on it."
+    else:
+        fix = f" Or choose tests that can run on it: --tests {','.join(able)}."
+    return InputError(f"No test chosen could judge this sample, so no model was loaded. {said}{fix}")
 
 
 def select_tests(config: AuditConfig, settings: MethodSettings) -> list[Test]:

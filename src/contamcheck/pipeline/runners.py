@@ -253,18 +253,7 @@ def _bulk_result(
     with_twin = np.array([i in controls.twins for i in used_ids], dtype=bool)
     twins = np.array([np.mean([scores.compared(t) for t in controls.twins[i]]) for i in paired_ids])
     if len(originals) < MIN_QUESTIONS:
-        # a larger -n helps only where the benchmark has the questions to draw
-        remedy = (
-            f"-n {MIN_QUESTIONS} or more"
-            if controls.testable >= MIN_QUESTIONS
-            else f"the benchmark has {controls.testable} "
-            + ("questions long enough; drop --twinless and pass" if controls.twinless else "with twins;")
-            + " --control FILE, questions of the same kind the model can't have seen, needs no bulk"
-        )
-        result.skip_reason = (
-            f"only {len(originals)} question{'' if len(originals) == 1 else 's'} could be scored; the bulk "
-            f"needs {MIN_QUESTIONS} ({remedy})"
-        )
+        result.skip_reason = too_few_for_the_bulk(len(originals), controls)
         return result
     piled = pile(originals)
     if piled is not None:  # no bell-shaped bulk, and no way above it: nothing to fit
@@ -398,6 +387,22 @@ def _bulk_result(
             f"p = {outcome.p_value:.2g}; the test's p-value is twice the smaller."
         )
     return result
+
+
+def too_few_for_the_bulk(count: int, controls: Controls, scored: bool = True) -> str:
+    """Why a test against the bulk is skipped with ``count`` questions (``scored``: of those the
+    sample drew, the ones that could be scored), and what would help."""
+    # a larger -n helps only where the benchmark has the questions to draw
+    remedy = (
+        f"-n {MIN_QUESTIONS} or more"
+        if controls.testable >= MIN_QUESTIONS
+        else f"the benchmark has {controls.testable} "
+        + ("questions long enough; drop --twinless and pass" if controls.twinless else "with twins;")
+        + " --control FILE, questions of the same kind the model can't have seen, needs no bulk"
+    )
+    questions = f"{count} question{'' if count == 1 else 's'}"
+    had = f"only {questions} could be scored" if scored else f"the sample holds {questions}"
+    return f"{had}; the bulk needs {MIN_QUESTIONS} ({remedy})"
 
 
 def _familiarity(
