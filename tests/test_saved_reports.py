@@ -135,6 +135,15 @@ def _edited(tmp_path: Path, data: dict) -> Path:
             "the evidence index weighs min-k++ other than its status 'fail' says",
         ),
         (lambda d: d["tests"][2].update(flag_rate_ci=[0.9, 0.1]), "min-k++: flag rate 0.528"),
+        # a test renamed to one no version runs: said as that, not as the flags or weights it misses
+        (
+            lambda d: d["tests"][1].update(name="min-kk"),
+            "'min-kk' is no test contamcheck runs (it runs completion, min-k,",
+        ),
+        (
+            lambda d: d["items"][0]["tests"].update(extra=d["items"][0]["tests"]["zlib"]),
+            "has results of 'extra', a test the report does not list",
+        ),
         (
             lambda d: [item["tests"]["zlib"].update(flagged=False) for item in d["items"]],
             "zlib: 88 flagged, but 0 of its questions are marked flagged",
