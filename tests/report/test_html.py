@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import math
 import re
+import warnings
 from collections import Counter
 from html.parser import HTMLParser
 
@@ -262,5 +263,10 @@ def test_a_report_changed_in_memory_to_contradict_itself_is_refused_by_every_ren
     report.tests[1].flag_rate = 5.0  # a value no report holds
     with pytest.raises(ReportInvalid, match=r"tests.1.flag_rate: Input should be less than or equal to 1"):
         to_json(report)
+    report.tests[1].flag_rate = "high"  # type: ignore[assignment]  # a type no report holds: said once,
+    with warnings.catch_warnings():  # as the error, not first as pydantic's serializer warning too
+        warnings.simplefilter("error")
+        with pytest.raises(ReportInvalid, match=r"tests.1.flag_rate: Input should be a valid number"):
+            to_json(report)
     with pytest.raises(TypeError, match="expected a contamcheck Report, got dict"):
-        to_json(report.model_dump())  # type: ignore[arg-type]
+        to_json(report.model_dump(warnings=False))  # type: ignore[arg-type]

@@ -112,7 +112,7 @@ def as_saved(report: Report) -> Report:
         source = report.model_copy(deep=True)
         _null_constants(source)
     try:
-        return Report.model_validate(_encodable(source.model_dump()))
+        return Report.model_validate(_encodable(source.model_dump(warnings=False)))  # said below
     except ValidationError as exc:
         raise ReportInvalid(
             f"The report can't be saved or shown: {first_error(exc)}. Change it back, or run the audit again."
