@@ -34,6 +34,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from ..config import AuditConfig
 from ..errors import ContamcheckError, InputError, ReportUnreadable
 from ..evidence.engine import ANALYSIS, FAILED
+from ..pipeline import TWINS
 from ..report.io import first_error, write_atomic
 from ..report.terminal import reference_line
 
@@ -531,8 +532,11 @@ class JobRunner:
 
     def _run(self, job_id: str) -> None:
         record = self.store.update(job_id, status="running", started_at=now(), stages=[], message=None)
+        models_reached = False  # a step past the benchmark's twins: evidence may have been computed
 
         def progress(label: str, done: int, total: int) -> None:
+            nonlocal models_reached
+            models_reached = models_reached or label != TWINS
             self.store.progress(job_id, label, done, total)
             # the analysis's last report lets the report through: it is done, and stopping there
             # would throw a finished audit away
@@ -546,7 +550,12 @@ class JobRunner:
         try:
             report = self.audit(record.audit_config(), progress)
         except _JobStopped as stop:
-            kept = "Evidence computed so far is kept in the cache: run it again to resume."
+            kept = (
+                "Evidence computed so far is kept in the cache: run it again to resume."
+                if models_reached
+                else "It stopped while the benchmark's twins were being made, before any model work: "
+                "nothing was computed to keep."
+            )
             if stop.why == "cancelled":
                 changes = {"status": "cancelled", "message": kept}
             else:
