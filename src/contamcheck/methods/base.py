@@ -53,6 +53,8 @@ class Test(ABC):
     # the whole next-token distribution's statistics (a server gives only the top log-probs).
     scores: ClassVar[bool] = False
     distribution: ClassVar[bool] = False
+    # Whether its score takes the k% least likely tokens (-k): a few words' worth at a small k
+    takes_k: ClassVar[bool] = False
     # Whether the test's null is known to hold for a clean model; an uncalibrated test is shown but
     # does not move the verdict (``stats.verdict``).
     calibrated: ClassVar[bool] = True

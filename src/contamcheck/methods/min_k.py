@@ -25,6 +25,7 @@ def min_k_mean(values: np.ndarray, k: float) -> float:
 
 class MinK(PerTextTest):
     name = "min-k"
+    takes_k = True
     title = "Even the least likely words of the question are likely to the model"
     measures = "Mean log-probability of the k% least likely tokens of each question (Min-K% Prob)."
     null_hypothesis = (

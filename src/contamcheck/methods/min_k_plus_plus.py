@@ -36,6 +36,7 @@ def standardised_logprobs(logprobs: np.ndarray, mean: np.ndarray, std: np.ndarra
 
 class MinKPlusPlus(PerTextTest):
     name = "min-k++"
+    takes_k = True
     title = "The question's rarest words are unusually likely for the model's own predictions"
     measures = (
         "Mean of the k% lowest token scores z = (log p(token) − μ) / σ, with μ and σ the mean and "

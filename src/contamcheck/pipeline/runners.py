@@ -44,7 +44,6 @@ from ..stats.spread import TWINS_BACK, SpreadOutcome, spread_test, twin_backing,
 from ..stats.verdict import MINORITY_WHY, WARN_LEVEL, minority_remedy, twins_why
 
 BULK_SIMULATIONS = 2000
-KS = ("min-k", "min-k++")  # the tests whose score takes the k% least likely tokens (-k)
 BULK_NULL = (
     "Questions the model never saw form one bell-shaped bulk of scores, wherever it sits (knowing the "
     "kind of text shifts the whole bulk); only memorised questions stand out above it."
@@ -199,7 +198,7 @@ def run_per_text(
 
     values = np.array(statistics)
     if bulk:
-        return _bulk_result(result, controls, scores, items, test.name, used_ids, seed, tables, permutations)
+        return _bulk_result(result, controls, scores, items, test, used_ids, seed, tables, permutations)
     if controls.paired:
         outcome = sign_flip_test(values, permutations, seed)
     else:
@@ -228,7 +227,7 @@ def _bulk_result(
     controls: Controls,
     scores: TextScores,
     items: dict[str, ItemRecord],
-    name: str,
+    test: PerTextTest,
     used_ids: list[str],
     seed: int,
     tables: Path | None,
@@ -259,7 +258,7 @@ def _bulk_result(
     if piled is not None:  # no bell-shaped bulk, and no way above it: nothing to fit
         value, count = piled
         result.n = len(originals)
-        remedy = "A larger -k (a score then rests on more words), or" if name in KS else "Pass"
+        remedy = "A larger -k (a score then rests on more words), or" if test.takes_k else "Pass"
         if scores.reference is not None and value == 0:  # the reference scores them as the model does
             remedy = (
                 "Another --reference (one that is not this model in other words), or --reference none, or"
@@ -307,7 +306,7 @@ def _bulk_result(
     held = withheld or shared
     memorised = memorised_probability(originals, outcome.fit) if beyond_chance and not held else None
     for index, (item_id, flagged) in enumerate(zip(used_ids, outcome.flags, strict=True)):
-        entry = items[item_id].tests[name]
+        entry = items[item_id].tests[test.name]
         entry.flagged = None if held else bool(flagged)
         # to four places: a probability under a fitted model, not a measurement to 1e-300
         entry.p_memorised = None if memorised is None else round(float(memorised[index]), 4)
