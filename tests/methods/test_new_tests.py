@@ -2,19 +2,27 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
+import random
 import zlib
 from importlib import resources
 
 import numpy as np
 import pytest
+from scipy import stats
 
 from contamcheck.backends import TokenStats
 from contamcheck.backends.fake import FakeModel
 from contamcheck.benchmarks import load_benchmark
 from contamcheck.evidence import Evidence, EvidenceEngine, MemoryStore, ScoreRequest
 from contamcheck.methods import MethodSettings, create_test
-from contamcheck.methods.canonical_order import MIN_SHARDS, minimum_detectable_effect, one_sided_t
+from contamcheck.methods.canonical_order import (
+    MIN_SHARDS,
+    ShardOutcome,
+    minimum_detectable_effect,
+    randomization_test,
+)
 from contamcheck.methods.guided import GENERAL_TEMPLATE, GUIDED_TEMPLATE, rouge_l
 
 SAMPLE = resources.files("contamcheck.benchmarks").joinpath("data/sample.jsonl")
@@ -97,13 +105,40 @@ def test_canonical_order_plan_shards_and_permutations():
     positions = [item.position for shard in shards for item in shard.items]
     assert positions == list(range(len(positions)))  # contiguous, from the start, in published order
     for shard in shards:
-        assert 3 <= len(shard.items) <= 8 and len(shard.orderings) == 4
+        assert len(shard.items) == test.shard_size(benchmark.items) and len(shard.orderings) == 4
         assert tuple(range(len(shard.items))) not in shard.orderings
         assert len(set(shard.orderings)) == 4
     again = create_test("canonical-order", MethodSettings(order_shards=6, order_permutations=4, seed=3)).plan(
         benchmark
     )
     assert [s.orderings for s in again] == [s.orderings for s in shards]  # seeded
+
+
+def test_which_questions_make_a_shard_does_not_depend_on_their_order_within_it():
+    """Shards filled until the next question did not fit began each with a long question, so the
+    published order was no random draw among a shard's orderings: reorder the questions inside each
+    shard and the shards hold the same questions, of one size set by the median question."""
+    test = create_test("canonical-order", MethodSettings(order_shards=12))
+    benchmark = load_benchmark("humaneval")
+    shards = test.plan(benchmark)
+    assert isinstance(shards, list) and len({len(s.items) for s in shards}) == 1
+    rng = random.Random(0)
+    ordered = sorted(benchmark.items, key=lambda item: item.position)
+    size = len(shards[0].items)
+    reordered = []
+    for start in range(0, len(ordered), size):
+        block = ordered[start : start + size]
+        rng.shuffle(block)
+        reordered += block
+    moved = dataclasses.replace(
+        benchmark, items=tuple(dataclasses.replace(item, position=i) for i, item in enumerate(reordered))
+    )
+    again = test.plan(moved)
+    assert isinstance(again, list)
+    assert [{i.id for i in s.items} for s in again] == [{i.id for i in s.items} for s in shards]
+    assert [[i.id for i in s.items] for s in again] != [[i.id for i in s.items] for s in shards]
+    long = [dataclasses.replace(item, text=item.text * 10) for item in ordered]
+    assert test.shard_size(long) == 3 and test.shard_size(ordered[:1]) == test.shard_size(ordered[:1] * 9)
 
 
 @pytest.mark.parametrize(("size", "wanted"), [(8, 10_000), (8, 40_319), (7, 5_039), (4, 23), (3, 10)])
@@ -124,22 +159,56 @@ def test_canonical_order_is_skipped_without_a_published_order_or_enough_question
     small.write_text("\n".join(f"Question number {i} asks about {i + 2} apples today." for i in range(8)))
     said = test.plan(load_benchmark(str(small)))
     assert isinstance(said, str) and said.startswith("too few questions: the benchmark's 8 fill 1 shard of")
-    assert "5 needed (a shard takes up to 8 questions" in said
+    assert "5 needed (a shard takes about 2,000 characters of the benchmark's median question" in said
     # one question repeated: every reordering is the same text, so the blocks say nothing (they read
     # "does not prefer the published order, p = 1.00" and judged alone; found by a black-box pass)
     same = tmp_path / "same.txt"
     same.write_text("\n".join(["Question one asks about 3 apples and 4 pears today."] * 60))
     said = test.plan(load_benchmark(str(same)))
     assert isinstance(said, str) and "fill 0 shards of" in said
-    assert "8 blocks of one question repeated left out, as no reordering changes them" in said
+    assert "7 blocks of one question repeated left out, as no reordering changes them" in said  # of 8
 
 
-def test_one_sided_t_and_the_detectable_effect():
-    t, p = one_sided_t(np.array([1.0, 2.0, 3.0, 4.0, 5.0]))
-    assert t == pytest.approx(3.0 / (np.std([1, 2, 3, 4, 5], ddof=1) / math.sqrt(5)))
-    assert p < 0.01
-    _, p_null = one_sided_t(np.array([-1.0, 1.0, -2.0, 2.0, 0.5, -0.5]))
-    assert p_null == pytest.approx(0.5)
-    assert minimum_detectable_effect(10, 0.001) == pytest.approx(1.64, abs=0.05)
-    assert minimum_detectable_effect(50, 0.001) < minimum_detectable_effect(10, 0.001)
+def _shards(values: list[list[float]]) -> list[ShardOutcome]:
+    """Outcomes of shards whose orderings scored ``values`` (the published one first)."""
+    plan = create_test("canonical-order", MethodSettings()).plan(load_benchmark(str(SAMPLE)))
+    assert isinstance(plan, list)
+    return [ShardOutcome(plan[0], v[0], tuple(v[1:]), False) for v in values]
+
+
+def test_the_randomization_test_reaches_its_floor_when_the_published_order_tops_every_shard():
+    top = _shards([[-10.0, -12.0, -13.0, -11.5, -12.5, -14.0]] * 10)
+    outcome = randomization_test(top, seed=0, draws=20_000)
+    assert outcome.p_value == pytest.approx(1 / 20_001)  # no draw reaches it: its floor
+    assert outcome.min_p == pytest.approx(1 / 20_001)  # above 6^-10, the exact one
+    assert outcome.z > 4
+    bottom = _shards([[-15.0, -12.0, -13.0, -11.5, -12.5, -14.0]] * 10)
+    assert randomization_test(bottom, seed=0, draws=20_000).p_value > 0.99
+    # one reordering per shard: no five shards can say more than 1/32
+    few = _shards([[-10.0, -12.0]] * 5)
+    assert randomization_test(few, seed=0).min_p == pytest.approx(1 / 32)
+    assert randomization_test(few, seed=0).p_value == pytest.approx(1 / 32, rel=0.05)
+    # every ordering alike: nothing to prefer
+    same = randomization_test(_shards([[-10.0] * 6] * 8), seed=0, draws=1000)
+    assert same.z == 0 and same.p_value == 1.0
+    assert minimum_detectable_effect(_shards([[-10.0] * 6] * 8), 0.001) == math.inf
+    mde = minimum_detectable_effect(_shards([[-10.0, -12.0, -13.0, -11.5, -12.5, -14.0]] * 10), 0.001)
+    assert mde == pytest.approx((3.090 + 0.842) * math.sqrt(10 * 5 / 6) / 10, rel=0.01)
+    assert minimum_detectable_effect(top * 5, 0.001) < mde
     assert MIN_SHARDS >= 5
+
+
+def test_the_randomization_test_holds_its_rate_where_skewed_scores_mislead_a_t_test():
+    """Orderings whose log-probabilities have a long lower tail (an order that puts two questions
+    badly together), the published one a draw among them: a t-test across ten shards flags more than
+    5%; the randomization test holds it (METHODS, canonical-order)."""
+    rng = np.random.default_rng(1)
+    randomized, t_test = [], []
+    for run in range(400):
+        values = -rng.lognormal(0.0, 1.2, size=(10, 6))  # shards x orderings; the first is published
+        shards = _shards(values.tolist())
+        randomized.append(randomization_test(shards, seed=run, draws=4000).p_value)
+        differences = values[:, 0] - values[:, 1:].mean(axis=1)
+        t_test.append(stats.ttest_1samp(differences, 0.0, alternative="greater").pvalue)
+    assert 0.025 <= np.mean(np.array(randomized) < 0.05) <= 0.075
+    assert np.mean(np.array(t_test) < 0.05) > 0.08

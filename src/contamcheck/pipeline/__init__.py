@@ -284,7 +284,7 @@ def _audit(
                 reorderings = "random reorderings of the same questions"
                 results.append(skipped(test, test.calibrated, reorderings, unscorable or str(shards)))
             else:
-                results.append(run_canonical_order(test, shards, target_evidence, config.alpha))
+                results.append(run_canonical_order(test, shards, target_evidence, config.alpha, seed))
             continue
         calibrated = test.calibrated_against(not controls.paired) and is_calibrated(
             test.likelihood, has_reference, not controls.paired

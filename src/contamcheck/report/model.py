@@ -173,8 +173,9 @@ class TestResult(_Model):
         default=None,
         description="random draws behind the p-value: sign flips or label permutations for a "
         "paired or unpaired test; for a bulk test the simulated never-seen samples of its tail "
-        "count, or the spread test's swaps where that alone gives the p-value; none for "
-        "canonical-order (a t-test over shards; its reorderings per shard are in settings)",
+        "count, or the spread test's swaps where that alone gives the p-value; for canonical-order "
+        "the randomization test's draws (its reorderings per shard are in settings; none before "
+        "2026-12-07, when a t-test over shards gave its p-value)",
     )
     mean_difference: float | None = None
     median_difference: float | None = None
