@@ -189,7 +189,14 @@ def outcome(report: dict[str, Any]) -> dict[str, Any]:
         for k in ("status", "skip_reason", "p_value", "statistic", "mean_difference", "n", "note")
     }
     shards = [s for s in test.get("shards") or [] if not s["truncated"]]
-    return {**found, "questions_scored": sum(s["n_items"] for s in shards)}
+    # the t-test across shards the test used before 2026-12-07, on the same shards, to compare
+    t_p = None
+    if found["p_value"] is not None:
+        from scipy import stats
+
+        differences = [s["statistic"] for s in shards]
+        t_p = float(stats.ttest_1samp(differences, 0.0, alternative="greater").pvalue)
+    return {**found, "t_p_value": t_p, "questions_scored": sum(s["n_items"] for s in shards)}
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -286,7 +293,8 @@ def markdown(results: dict[str, Any]) -> str:
         scored = [r["questions_scored"] for r in mine.values() if r["p_value"] is not None]
         lines += [
             f"canonical-order, {shards} shards, {'whole raw rows' if layout == 'row' else 'questions'}: "
-            f"one-sided p (t); **bold**: p < 0.001; the shards cover the first "
+            f"one-sided p (its statistic: z since 2026-12-07, t before; after 't:', the t-test's p on the "
+            "same shards, where the run recorded it); **bold**: p < 0.001; the shards cover the first "
             f"{min(scored, default=0)}–{max(scored, default=0)} rows of each block",
             "",
             "| model | " + " | ".join(f"rows {o}–{o + size - 1}" for o, size in blocks) + " |",
@@ -300,7 +308,10 @@ def markdown(results: dict[str, Any]) -> str:
                     cells.append("–" if run is None else run["status"])
                     continue
                 p = f"{run['p_value']:.2g}"
-                cells.append(f"{'**' + p + '**' if run['p_value'] < 0.001 else p} ({run['statistic']:.1f})")
+                cell = f"{'**' + p + '**' if run['p_value'] < 0.001 else p} ({run['statistic']:.1f})"
+                if run.get("t_p_value") is not None:
+                    cell += f"; t: {run['t_p_value']:.2g}"
+                cells.append(cell)
             lines.append(f"| {name} | " + " | ".join(cells) + " |")
         lines.append("")
     return "\n".join(lines)
