@@ -98,6 +98,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--benchmark", default="humaneval")
     parser.add_argument("--shuffles", type=int, default=2000)
     parser.add_argument("--shards", type=int, default=10)
+    parser.add_argument(
+        "--permutations",
+        type=int,
+        default=10,
+        help="reorderings a shard (the runs in docs: 10; an audit's: 5)",
+    )
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--memorised", type=float, help="the log-prob of a memorised token (default: none)")
     parser.add_argument("--out", type=Path)
@@ -113,7 +119,10 @@ def main(argv: list[str] | None = None) -> None:
         order = items[:]
         rng.shuffle(order)
         shuffled = [dataclasses.replace(item, position=i) for i, item in enumerate(order)]
-        test = create_test("canonical-order", MethodSettings(seed=run, order_shards=args.shards))
+        test = create_test(
+            "canonical-order",
+            MethodSettings(seed=run, order_shards=args.shards, order_permutations=args.permutations),
+        )
         assert isinstance(test, CanonicalOrder)
         fixed = test.plan(dataclasses.replace(benchmark, items=tuple(shuffled)))
         assert isinstance(fixed, list)
@@ -140,6 +149,8 @@ def main(argv: list[str] | None = None) -> None:
             "benchmark": args.benchmark,
             "shuffles": args.shuffles,
             "shards": args.shards,
+            "permutations": args.permutations,
+            "draws": DRAWS,
             "memorised": args.memorised,
         }
         args.out.write_text(json.dumps({"settings": settings, "rates": rows}, indent=2) + "\n")

@@ -188,9 +188,13 @@ def test_the_randomization_test_reaches_its_floor_when_the_published_order_tops_
     few = _shards([[-10.0, -12.0]] * 5)
     assert randomization_test(few, seed=0).min_p == pytest.approx(1 / 32)
     assert randomization_test(few, seed=0).p_value == pytest.approx(1 / 32, rel=0.05)
+    assert minimum_detectable_effect(few, 0.001) == math.inf  # 1/32 can't reach 0.001
     # every ordering alike: nothing to prefer
     same = randomization_test(_shards([[-10.0] * 6] * 8), seed=0, draws=1000)
-    assert same.z == 0 and same.p_value == 1.0
+    assert same.z == 0 and same.p_value == 1.0 and same.min_p == 1.0
+    # shards whose orderings all tie lower no floor: one shard that can speak gives 1/6 at best
+    one_speaks = _shards([[-10.0] * 6] * 9 + [[-10.0, -12.0, -13.0, -11.5, -12.5, -14.0]])
+    assert randomization_test(one_speaks, seed=0).min_p == pytest.approx(1 / 6)
     assert minimum_detectable_effect(_shards([[-10.0] * 6] * 8), 0.001) == math.inf
     mde = minimum_detectable_effect(_shards([[-10.0, -12.0, -13.0, -11.5, -12.5, -14.0]] * 10), 0.001)
     assert mde == pytest.approx((3.090 + 0.842) * math.sqrt(10 * 5 / 6) / 10, rel=0.01)

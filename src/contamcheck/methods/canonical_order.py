@@ -108,7 +108,8 @@ def randomization_test(
     likely to the model, so the published one is a draw among the shard's orderings scored: its
     null distribution is that of a sum of one value drawn at random from each shard, which
     ``draws`` seeded draws give (p = (1 + draws reaching it) / (1 + draws)). Exact under the null
-    whatever the shape of the log-probabilities, which a t-test across ten shards is not.
+    whatever the shape of the log-probabilities (over the seeded draw of the reorderings, which the
+    data does not choose), which a t-test across ten shards is not.
     """
     shards = [o.standardized for o in outcomes]
     observed = float(sum(z[0] for z in shards))
@@ -118,7 +119,9 @@ def randomization_test(
         null += z[rng.integers(0, len(z), draws)]
     reached = int(np.count_nonzero(null >= observed - 1e-9 * max(1.0, abs(observed))))
     variance = sum(float(np.mean(z**2)) for z in shards)  # of the null sum (each shard's mean is 0)
-    fewest = math.prod(1 / len(z) for z in shards)  # the published order alone at the top of each
+    # the published order at the top of every shard: where a shard's orderings tie at the top (all
+    # alike, at the least), so many draws reach it too
+    fewest = math.prod(float(np.mean(z >= z.max() - 1e-9)) for z in shards)
     return RandomizationOutcome(
         z=observed / math.sqrt(variance) if variance > 0 else 0.0,
         p_value=(1 + reached) / (1 + draws),
@@ -136,7 +139,10 @@ def minimum_detectable_effect(outcomes: Sequence[ShardOutcome], alpha: float, po
     if variance == 0:  # no ordering scores other than the rest: no preference can show
         return math.inf
     need = float(stats.norm.ppf(1 - alpha) + stats.norm.ppf(power))
-    return need * math.sqrt(variance) / len(outcomes)
+    effect = need * math.sqrt(variance) / len(outcomes)
+    # one of m orderings stands at most (m - 1) / sqrt(m) standard deviations above their mean
+    ceiling = float(np.mean([len(o.permuted) / math.sqrt(len(o.permuted) + 1) for o in outcomes]))
+    return effect if effect <= ceiling else math.inf
 
 
 class CanonicalOrder(Test):

@@ -643,7 +643,8 @@ def run_canonical_order(
     """Per-shard published-order preference, a randomization test across shards."""
     result = base_result(test, True, "random reorderings of the same questions")
     outcomes = test.outcomes(shards, evidence)
-    usable = [o for o in outcomes if not o.truncated]
+    # a log-prob not finite (an ordering a model calls impossible) leaves no spread to judge by
+    usable = [o for o in outcomes if not o.truncated and math.isfinite(o.canonical + sum(o.permuted))]
     result.shards = [
         ShardResult(
             index=o.shard.index,
@@ -680,8 +681,13 @@ def run_canonical_order(
         f"consecutive questions from the start of the benchmark, {permutations} reorderings each "
         f"(Oren et al. used 50 shards x 250 on GPUs); p from {RANDOMIZATION_DRAWS:,} random choices of "
         f"which ordering in each shard is the published one (no smaller p than {outcome.min_p:.2g}). "
-        f"With 80% power at alpha {alpha:g} this detects a published order scoring about {effect:.1f} "
-        "standard deviations of its shard's orderings above their mean, on average."
+        + (
+            f"With 80% power at alpha {alpha:g} this detects a published order scoring about {effect:.1f} "
+            "standard deviations of its shard's orderings above their mean, on average."
+            if math.isfinite(effect) and outcome.min_p < alpha
+            else f"No published-order preference can reach alpha {alpha:g} with these shards and "
+            "reorderings: raise --order-shards or --order-permutations."
+        )
     )
     if len(shards) < test.settings.order_shards:
         result.note += (
