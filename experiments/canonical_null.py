@@ -76,7 +76,8 @@ def filled_shards(test: CanonicalOrder, items: list[Item], count: int) -> list[S
     return shards
 
 
-def judged(shards: list[Shard], model: FakeModel, scores: dict[str, float], seed: int) -> dict[str, float]:
+def judged(shards: list[Shard], model: FakeModel, seed: int) -> dict[str, float]:
+    scores: dict[str, float] = {}
     outcomes = []
     for shard in shards:
         texts = [shard.canonical, *shard.permuted]
@@ -130,7 +131,7 @@ def main(argv: list[str] | None = None) -> None:
             model = clean
             if args.memorised is not None:  # these shards seen in their published order
                 model = FakeModel([shard.canonical for shard in shards], strength=args.memorised)
-            for name, p in judged(shards, model, {}, run).items():
+            for name, p in judged(shards, model, run).items():
                 p_values.setdefault(f"{rule} shards, {name}", []).append(p)
     rows: dict[str, Any] = {}
     for way, found in p_values.items():

@@ -15,8 +15,8 @@ on the stand-in model, which saw nothing; one size of shard and the randomizatio
 (``experiments/canonical_null.py``, METHODS).
 
 The paper used 50 shards x 250 permutations with a 2048-token sliding window on GPUs; CPU defaults
-are far smaller (10 x 10, shards that fit the context whole), and the report states the effect this
-leaves detectable. The test needs an order that means something: it is skipped for a benchmark
+are far smaller (10 shards x 5 reorderings, each shard scored whole), and the report states the
+effect this leaves detectable. The test needs an order that means something: it is skipped for a benchmark
 whose rows are not in their published order.
 """
 
@@ -41,7 +41,7 @@ MIN_SHARDS = 5
 MIN_ITEMS_PER_SHARD = 3  # 3! - 1 = 5 distinct reorderings at least
 MAX_ITEMS_PER_SHARD = 8
 # Seeded draws of the randomization test's null: its smallest p-value is 1 / 100,001, far below
-# alpha over the six tests (Holm), in about 2 ms a shard
+# alpha over the six tests (Holm); each draw adds one value a shard
 RANDOMIZATION_DRAWS = 100_000
 
 
@@ -93,7 +93,7 @@ class ShardOutcome:
 
 @dataclass(frozen=True)
 class RandomizationOutcome:
-    z: float  # the published orders' standardized sum over its null standard deviation
+    z: float  # the published orders' standardized sum over the null's standard deviation
     p_value: float
     min_p: float  # the smallest p-value these shards and draws can give
 

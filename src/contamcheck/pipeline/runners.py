@@ -672,13 +672,11 @@ def run_canonical_order(
     result.permutations = RANDOMIZATION_DRAWS
     result.mean_difference = float(values.mean())
     result.median_difference = float(np.median(values))
-    permutations = min(len(s.orderings) for s in shards)
     effect = minimum_detectable_effect(usable, alpha)
-    smallest, largest = min(len(s.items) for s in shards), max(len(s.items) for s in shards)
-    sizes = f"{smallest}" if smallest == largest else f"{smallest}-{largest}"
+    first = shards[0]  # every shard has its size and as many reorderings
     result.note = (
-        f"{len(usable)} shards of {sizes} "
-        f"consecutive questions from the start of the benchmark, {permutations} reorderings each "
+        f"{len(usable)} shards of {len(first.items)} "
+        f"consecutive questions from the start of the benchmark, {len(first.orderings)} reorderings each "
         f"(Oren et al. used 50 shards x 250 on GPUs); p from {RANDOMIZATION_DRAWS:,} random choices of "
         f"which ordering in each shard is the published one (no smaller p than {outcome.min_p:.2g}). "
         + (
