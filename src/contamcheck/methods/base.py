@@ -17,6 +17,7 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import ClassVar, Literal
 
+from ..config import DEFAULT_ALPHA, DEFAULT_K, DEFAULT_ORDER_PERMUTATIONS, DEFAULT_ORDER_SHARDS
 from ..evidence import Evidence, Request
 
 TestKind = Literal["paired", "self-paired", "aggregate"]
@@ -24,16 +25,19 @@ TestKind = Literal["paired", "self-paired", "aggregate"]
 
 @dataclass(frozen=True)
 class MethodSettings:
-    """Settings a test may read; they come from the audit's configuration and the benchmark."""
+    """Settings a test may read; they come from the audit's configuration and the benchmark. The
+    defaults are an audit's (``config``): a script or test built on ``MethodSettings()`` computes
+    what ``contamcheck`` would (the canonical-order null runs of 2026-12-07 used 10 reorderings a
+    shard, this class's default then, where an audit's is 5)."""
 
-    k: float = 0.2  # Min-K fraction
+    k: float = DEFAULT_K  # Min-K fraction
     seed: int = 0
-    alpha: float = 0.001
+    alpha: float = DEFAULT_ALPHA
     dataset: str = "benchmark"  # how guided instructions name the benchmark
     split: str = "test"
     benchmark_kind: str = "mixed"
-    order_shards: int = 10  # canonical-order: shards, permutations per shard, text per shard
-    order_permutations: int = 10
+    order_shards: int = DEFAULT_ORDER_SHARDS  # canonical-order: shards, reorderings per shard, text per shard
+    order_permutations: int = DEFAULT_ORDER_PERMUTATIONS
     shard_chars: int = 2000
 
 
