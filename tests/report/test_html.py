@@ -244,6 +244,27 @@ def test_a_report_changed_in_memory_renders_as_its_file_would(twin_report: Repor
     assert "nan" in to_html(report)
 
 
+def test_a_shard_scored_minus_infinity_is_saved_read_and_drawn(twin_report: Report, tmp_path):
+    """canonical-order leaves out a shard one of whose orderings the model scored -inf; its numbers
+    were written as null where the report's model wanted a number, so the audit's own file could
+    not be read back ("Input should be a valid number")."""
+    from contamcheck.report import read_report, to_json
+
+    report = twin_report.model_copy(deep=True)
+    order = next(t for t in report.tests if t.name == "canonical-order")
+    assert order.status != "skipped" and len(order.shards) >= 5
+    shard = order.shards[0]
+    shard.canonical_logprob = shard.statistic = -math.inf
+    shard.permuted_std_logprob = math.nan
+    path = tmp_path / "report.json"
+    path.write_text(to_json(report))
+    again = read_report(path)
+    (read,) = [t for t in again.tests if t.name == "canonical-order"]
+    assert read.shards[0].canonical_logprob is None and read.shards[0].statistic is None
+    assert read.shards[1] == order.shards[1]
+    assert "canonical-order" in sections(to_html(again))
+
+
 def test_a_report_changed_in_memory_to_contradict_itself_is_refused_by_every_rendering(twin_report: Report):
     from contamcheck import ReportInvalid
     from contamcheck.report import to_csv, to_json

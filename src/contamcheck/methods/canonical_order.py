@@ -76,6 +76,8 @@ class ShardOutcome:
 
     @property
     def permuted_std(self) -> float:
+        if not np.isfinite(self.permuted).all():  # an ordering scored -inf: no spread (and no warning)
+            return math.nan
         return float(np.std(self.permuted, ddof=1)) if len(self.permuted) > 1 else 0.0
 
     @property

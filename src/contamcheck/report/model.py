@@ -92,10 +92,11 @@ class ShardResult(_Model):
     index: int
     first_position: int
     n_items: int
-    canonical_logprob: float
-    permuted_mean_logprob: float
-    permuted_std_logprob: float
-    statistic: float = Field(description="canonical minus mean permuted log-probability")
+    # null where not finite: an ordering the model scored -inf (such a shard is left out of the test)
+    canonical_logprob: float | None
+    permuted_mean_logprob: float | None
+    permuted_std_logprob: float | None
+    statistic: float | None = Field(description="canonical minus mean permuted log-probability")
     truncated: bool = False
 
 

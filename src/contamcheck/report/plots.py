@@ -9,6 +9,7 @@ Figures show only numbers and fixed labels; no benchmark text or model output is
 from __future__ import annotations
 
 import io
+import math
 import re
 from collections.abc import Sequence
 from typing import Any
@@ -113,9 +114,11 @@ def shard_chart(shards: Sequence[ShardResult], salt: str) -> str:
     def draw(ax: Any) -> None:
         positions = [shard.index + 1 for shard in shards]
         colours = [MUTED_COLOUR if shard.truncated else BENCHMARK_COLOUR for shard in shards]
+        statistics = [math.nan if s.statistic is None else s.statistic for s in shards]  # not drawn
+        spreads = [math.nan if s.permuted_std_logprob is None else s.permuted_std_logprob for s in shards]
         ax.bar(
             positions,
-            [s.statistic for s in shards],
+            statistics,
             color=colours,
             width=0.6,
             alpha=0.85,
@@ -123,8 +126,8 @@ def shard_chart(shards: Sequence[ShardResult], salt: str) -> str:
         )
         ax.errorbar(
             positions,
-            [s.statistic for s in shards],
-            yerr=[s.permuted_std_logprob for s in shards],
+            statistics,
+            yerr=spreads,
             fmt="none",
             ecolor=NULL_COLOUR,
             elinewidth=1,
