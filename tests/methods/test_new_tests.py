@@ -141,6 +141,102 @@ def test_which_questions_make_a_shard_does_not_depend_on_their_order_within_it()
     assert test.shard_size(long) == 3 and test.shard_size(ordered[:1]) == test.shard_size(ordered[:1] * 9)
 
 
+def _questions(path, lengths: list[int]):
+    """A benchmark file of numbered questions of these lengths, in order."""
+    lines = []
+    for i, length in enumerate(lengths):
+        head = f"Question {i} asks how many apples {i + 2} baskets hold"
+        lines.append((head + " and more" * (length // 9))[: length - 2] + "s?")
+    assert [len(line) for line in lines] == lengths
+    path.write_text("\n".join(lines))
+    return load_benchmark(str(path))
+
+
+def test_a_block_of_long_questions_is_passed_over_whatever_their_order(tmp_path):
+    """Shards of one size have no length of their own: a block of a benchmark's few very long
+    questions (over twice a block of the median one) would cost more than many others and be the
+    first a context window cuts. It is passed over by its length alone, which doesn't depend on the
+    order of its questions, so the shards still don't either."""
+    test = create_test("canonical-order", MethodSettings(order_shards=6))
+    lengths = [380] * 60
+    lengths[10] = 3000  # the third block (of 5) holds one very long question
+    benchmark = _questions(tmp_path / "long.txt", lengths)
+    shards = test.plan(benchmark)
+    assert isinstance(shards, list) and len(shards) == 6 and len(shards[0].items) == 5
+    assert [s.items[0].position for s in shards] == [0, 5, 15, 20, 25, 30]  # the third left out
+    assert [s.passed_over for s in shards] == [(), (), ("long",), (), (), ()]
+    order = {10: 12, 11: 10, 12: 11}  # the long question moves within its block
+    moved = dataclasses.replace(
+        benchmark,
+        items=tuple(
+            dataclasses.replace(item, position=order.get(item.position, item.position))
+            for item in benchmark.items
+        ),
+    )
+    again = test.plan(moved)
+    assert isinstance(again, list)
+    assert [[i.id for i in s.items] for s in again] == [[i.id for i in s.items] for s in shards]
+    # the longest kept: twice a block of the median question, joined
+    assert test.longest_shard(benchmark.items) == 2 * 5 * (380 + 2)
+    lengths[10] = 2 * 5 * (380 + 2) - (4 * 380 + 4 * 2)
+    kept = test.plan(_questions(tmp_path / "kept.txt", lengths))
+    assert isinstance(kept, list) and [s.items[0].position for s in kept][:3] == [0, 5, 10]
+    lengths[10] += 1
+    passed = test.plan(_questions(tmp_path / "passed.txt", lengths))
+    assert isinstance(passed, list) and [s.items[0].position for s in passed][:3] == [0, 5, 15]
+
+    # a benchmark of few blocks, some too long: said in the skip reason
+    said = test.plan(_questions(tmp_path / "few.txt", [380] * 5 + [3000] * 5 + [380] * 15))
+    assert isinstance(said, str) and "fill 5 shards" not in said and "fill 4 shards of 5 consecutive" in said
+    assert said.endswith(
+        "; 1 block left out as too long a shard (over 2 times a shard of the median question)"
+    )
+
+
+def test_the_report_says_which_blocks_and_shards_canonical_order_left_out(tmp_path):
+    from contamcheck import AuditConfig, audit
+
+    lengths = [380] * 60
+    lengths[10] = lengths[30] = 3000
+    _questions(tmp_path / "bench.txt", lengths)
+    config = AuditConfig(
+        model="fake:clean", benchmark=str(tmp_path / "bench.txt"), tests=("canonical-order",), no_cache=True
+    )
+    (order,) = audit(config).tests
+    assert order.status != "skipped" and order.note is not None
+    assert [s.first_position for s in order.shards] == [0, 5, 15, 20, 25, 35, 40, 45, 50, 55]
+    assert order.note.endswith(
+        "Of the benchmark, 2 blocks left out as too long a shard (over 2 times a shard of the median "
+        "question)."
+    ), order.note
+
+
+def test_canonical_orders_note_counts_the_shards_it_left_out():
+    """A shard the model's window cut, or one it scored -inf, is left out of the test: the note
+    counts each, as the report gives no other word of them where the test still ran."""
+    from contamcheck.pipeline.runners import run_canonical_order
+
+    test = create_test("canonical-order", MethodSettings())
+    shards = test.plan(load_benchmark(str(SAMPLE)))
+    assert isinstance(shards, list) and len(shards) == 10
+    texts = [text for shard in shards for text in (shard.canonical, *shard.permuted)]
+    found = {
+        ScoreRequest(text).key: stats for text, stats in zip(texts, FakeModel().score(texts), strict=True)
+    }
+    cut, impossible = shards[0].canonical, shards[1].permuted[2]
+    found[ScoreRequest(cut).key] = dataclasses.replace(found[ScoreRequest(cut).key], truncated=True)
+    scored = found[ScoreRequest(impossible).key]
+    logprobs = scored.logprobs.copy()
+    logprobs[3] = -np.inf
+    found[ScoreRequest(impossible).key] = dataclasses.replace(scored, logprobs=logprobs)
+    result = run_canonical_order(test, shards, Evidence(found), 0.001, 0)
+    assert result.n == 8 and result.note is not None and result.note.startswith("8 shards of 8")
+    assert result.note.endswith(
+        " 1 shard left out: longer than the model's context window. 1 shard left out: scored not finite."
+    )
+    assert [s.truncated for s in result.shards] == [True] + [False] * 9
+
+
 @pytest.mark.parametrize(("size", "wanted"), [(8, 10_000), (8, 40_319), (7, 5_039), (4, 23), (3, 10)])
 def test_canonical_order_draws_near_all_reorderings_each_once(size, wanted):
     """Near all of a shard's reorderings, drawing until each turns up (with a list to look them up

@@ -22,6 +22,7 @@ whose rows are not in their published order.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import math
 import random
@@ -40,6 +41,12 @@ SEPARATOR = "\n\n"
 MIN_SHARDS = 5
 MIN_ITEMS_PER_SHARD = 3  # 3! - 1 = 5 distinct reorderings at least
 MAX_ITEMS_PER_SHARD = 8
+# A block of questions longer than this many times a block of the median question is passed over:
+# shards of one size have no cap on their length, and a block of a benchmark's few very long
+# questions costs more to score than many others and is the first a model's context window cuts.
+# The length of a block doesn't depend on the order of its questions, so passing over one leaves
+# the test exact.
+MAX_SHARD_FACTOR = 2
 # Seeded draws of the randomization test's null: its smallest p-value is 1 / 100,001, far below
 # alpha over the six tests (Holm); each draw adds one value a shard
 RANDOMIZATION_DRAWS = 100_000
@@ -50,6 +57,10 @@ class Shard:
     index: int
     items: tuple[Item, ...]
     orderings: tuple[tuple[int, ...], ...]  # reorderings of the items (never the published one)
+    # why each block of the benchmark passed over since the shard before (and, on the last shard,
+    # after it) was: "repeated" (one question throughout) or "long" (over
+    # ``CanonicalOrder.longest_shard``), for the report's note
+    passed_over: tuple[str, ...] = ()
 
     def text(self, order: tuple[int, ...]) -> str:
         return SEPARATOR.join(self.items[i].text for i in order)
@@ -131,6 +142,23 @@ def randomization_test(
     )
 
 
+def said_passed_over(why: Sequence[str]) -> list[str]:
+    """The blocks of the benchmark passed over (``Shard.passed_over``), in words."""
+
+    def blocks(count: int) -> str:
+        return f"{count} block{'s' if count != 1 else ''}"
+
+    said = []
+    if repeated := why.count("repeated"):
+        said.append(f"{blocks(repeated)} of one question repeated left out, as no reordering changes them")
+    if long := why.count("long"):
+        said.append(
+            f"{blocks(long)} left out as too long a shard (over {MAX_SHARD_FACTOR} times a shard of the "
+            "median question)"
+        )
+    return said
+
+
 def minimum_detectable_effect(outcomes: Sequence[ShardOutcome], alpha: float, power: float = 0.8) -> float:
     """About how far above its reorderings' mean the published order must score, on average over
     the shards and in standard deviations of the shard's orderings, for ``randomization_test`` to
@@ -176,31 +204,42 @@ class CanonicalOrder(Test):
             return "the benchmark's rows are not in their published order (--no-order)"
         items = sorted(benchmark.items, key=lambda item: item.position)
         size = self.shard_size(items)
+        longest = self.longest_shard(items)
         shards: list[Shard] = []
-        repeated = 0  # blocks of one text repeated: no reordering changes them, so they say nothing
+        passed: list[str] = []  # since the last shard
         for start in range(0, len(items) - size + 1, size):
             if len(shards) == self.settings.order_shards:
                 break
             group = items[start : start + size]
-            if len({item.text for item in group}) < 2:
-                repeated += 1
-                continue
-            shards.append(Shard(len(shards), tuple(group), self._orderings(len(shards), size)))
+            if len({item.text for item in group}) < 2:  # no reordering changes them: they say nothing
+                passed.append("repeated")
+            elif len(SEPARATOR.join(item.text for item in group)) > longest:
+                passed.append("long")
+            else:
+                orderings = self._orderings(len(shards), size)
+                shards.append(Shard(len(shards), tuple(group), orderings, tuple(passed)))
+                passed = []
         if len(shards) < MIN_SHARDS:
+            passed += [why for shard in shards for why in shard.passed_over]
             shard_word = "shard" if len(shards) == 1 else "shards"
-            left_out = (
-                f"; {repeated} block{'s' if repeated != 1 else ''} of one question repeated left out, as "
-                "no reordering changes them"
-                if repeated
-                else ""
-            )
             return (
                 f"too few questions: the benchmark's {len(items)} fill {len(shards)} {shard_word} of "
                 f"{size} consecutive questions, {MIN_SHARDS} needed (a shard takes about "
                 f"{self.settings.shard_chars:,} characters of the benchmark's median question, at least "
-                f"{MIN_ITEMS_PER_SHARD} and at most {MAX_ITEMS_PER_SHARD}){left_out}"
+                f"{MIN_ITEMS_PER_SHARD} and at most {MAX_ITEMS_PER_SHARD})"
+                + "".join(f"; {said}" for said in said_passed_over(passed))
             )
+        if passed:  # the blocks after the last shard, where the benchmark ran out first
+            shards[-1] = dataclasses.replace(shards[-1], passed_over=shards[-1].passed_over + tuple(passed))
         return shards
+
+    def longest_shard(self, items: Sequence[Item]) -> int:
+        """The most characters a shard's questions may take, joined: ``MAX_SHARD_FACTOR`` times a
+        shard of the benchmark's median question."""
+        if not items:
+            return 0
+        median = statistics.median(len(item.text) for item in items)
+        return int(MAX_SHARD_FACTOR * self.shard_size(items) * (median + len(SEPARATOR)))
 
     def shard_size(self, items: Sequence[Item]) -> int:
         """Questions to a shard, the same for every shard: as many of the benchmark's median question

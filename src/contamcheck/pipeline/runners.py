@@ -25,6 +25,7 @@ from ..methods.canonical_order import (
     Shard,
     minimum_detectable_effect,
     randomization_test,
+    said_passed_over,
 )
 from ..methods.guided import Guided
 from ..report.model import BulkNull, ItemRecord, ItemTestResult, ShardResult, TestResult
@@ -658,9 +659,13 @@ def run_canonical_order(
         )
         for o in outcomes
     ]
+    truncated = sum(o.truncated for o in outcomes)
+    infinite = len(outcomes) - len(usable) - truncated  # the rest left out
     if len(usable) < MIN_SHARDS:
         fit = {0: "no shard fits", 1: "only 1 shard fits"}.get(len(usable), f"only {len(usable)} shards fit")
         result.skip_reason = f"{fit} the model's context window whole (need {MIN_SHARDS})"
+        if infinite:
+            result.skip_reason += f"; {infinite} scored a log-probability that is not finite"
         return result
     values = np.array([o.statistic for o in usable])
     outcome = randomization_test(usable, seed)
@@ -692,6 +697,14 @@ def run_canonical_order(
             f" --order-shards asked for {test.settings.order_shards}; the benchmark's questions fill "
             f"{len(shards)}."
         )
+    if passed := said_passed_over([why for shard in shards for why in shard.passed_over]):
+        result.note += " Of the benchmark, " + "; ".join(passed) + "."
+    for count, why in (
+        (truncated, "longer than the model's context window"),
+        (infinite, "scored not finite"),
+    ):
+        if count:
+            result.note += f" {count} shard{'s' if count != 1 else ''} left out: {why}."
     return result
 
 
