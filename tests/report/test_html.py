@@ -226,7 +226,8 @@ def test_a_character_cut_off_where_generation_stopped_is_not_shown():
 def test_a_report_changed_in_memory_renders_as_its_file_would(twin_report: Report):
     from rich.console import Console
 
-    from contamcheck.report import to_csv
+    from contamcheck import ReportInvalid
+    from contamcheck.report import to_csv, to_json
     from contamcheck.report.terminal import render
 
     report = twin_report.model_copy(deep=True)
@@ -242,6 +243,9 @@ def test_a_report_changed_in_memory_renders_as_its_file_would(twin_report: Repor
     assert math.isnan(report.tests[0].p_value)  # a copy was rendered: the report stays as it was
     report.run.duration_s = float("nan")  # a number every report holds: left as it is, still rendered
     assert "nan" in to_html(report)
+    # but not saved: JSON has no NaN, and the null written for it made a file read_report refused
+    with pytest.raises(ReportInvalid, match=r"can't be saved: run\.duration_s is not a number"):
+        to_json(report)
 
 
 def test_a_shard_scored_minus_infinity_is_saved_read_and_drawn(twin_report: Report, tmp_path):

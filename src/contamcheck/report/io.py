@@ -7,6 +7,7 @@ import json
 import math
 import os
 import tempfile
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, get_args
 
@@ -95,8 +96,34 @@ _UMASK = _read_umask()  # once, at import: os.umask is process-wide, so never fr
 
 def to_json(report: Report) -> str:
     """The report as the JSON the CLI's ``--json`` and ``--output`` write (``read_report`` reads it).
-    A report changed in memory so that it contradicts itself raises :class:`ReportInvalid`."""
-    return as_saved(report).model_dump_json(indent=2) + "\n"
+    A report changed in memory so that it contradicts itself raises :class:`ReportInvalid`, as does
+    one with a NaN or an infinity where every report holds a number (``run.duration_s``): JSON has
+    no such number, and the null written for it made a file ``read_report`` refused."""
+    saved = as_saved(report)
+    if where := _constant_at(saved):
+        raise ReportInvalid(
+            f"The report can't be saved: {where} is not a number (NaN or infinite), where every report "
+            "holds one. Change it back, or run the audit again."
+        )
+    return saved.model_dump_json(indent=2) + "\n"
+
+
+def _constant_at(value: object, path: str = "") -> str | None:
+    """Where the first NaN or infinity in a report lies, as a dotted path (``tests.5.n``), if any."""
+    if isinstance(value, BaseModel):
+        parts: Iterable[tuple[object, object]] = (
+            (name, getattr(value, name)) for name in type(value).model_fields
+        )
+    elif isinstance(value, (list, tuple)):
+        parts = enumerate(value)
+    elif isinstance(value, dict):
+        parts = value.items()
+    else:
+        return path if _is_constant(value) else None
+    for key, part in parts:
+        if found := _constant_at(part, f"{path}.{key}" if path else str(key)):
+            return found
+    return None
 
 
 def as_saved(report: Report) -> Report:
@@ -108,7 +135,7 @@ def as_saved(report: Report) -> Report:
     if not isinstance(report, Report):
         raise TypeError(f"expected a contamcheck Report, got {type(report).__name__}")
     source = report
-    if _has_constant(report):
+    if _constant_at(report) is not None:
         source = report.model_copy(deep=True)
         _null_constants(source)
     try:
@@ -144,19 +171,9 @@ def _may_be_none(model: BaseModel, name: str) -> bool:
     return type(None) in get_args(type(model).model_fields[name].annotation)
 
 
-def _has_constant(value: object) -> bool:
-    if isinstance(value, BaseModel):
-        return any(_has_constant(getattr(value, name)) for name in type(value).model_fields)
-    if isinstance(value, (list, tuple)):
-        return any(_has_constant(part) for part in value)
-    if isinstance(value, dict):
-        return any(_has_constant(part) for part in value.values())
-    return _is_constant(value)
-
-
 def _null_constants(value: object) -> None:
     """Each NaN or infinity in a model's fields, lists and dicts (in place) as None, where None
-    may stand (a number every report holds, a shard's statistic say, stays as it is)."""
+    may stand (a number every report holds, the run's duration say, stays as it is)."""
     if isinstance(value, BaseModel):
         for name in type(value).model_fields:
             field = getattr(value, name)
