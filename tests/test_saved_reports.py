@@ -149,6 +149,16 @@ def _edited(tmp_path: Path, data: dict) -> Path:
             "zlib: 88 flagged, but 0 of its questions are marked flagged",
         ),
         (lambda d: d["tests"].append(d["tests"][0]), "the test 'completion' is listed twice"),
+        # read as the schema says, not coerced to what an edit might have meant (read until 2026-12-07)
+        (lambda d: d["tests"][2].update(p_value="0.5"), "tests.2.p_value: Input should be a valid number"),
+        (
+            lambda d: d["tests"][2].update(n_flagged=103.0),
+            "tests.2.n_flagged: Input should be a valid integer",
+        ),
+        (
+            lambda d: d["items"][0]["tests"]["zlib"].update(flagged="yes"),
+            "items.0.tests.zlib.flagged: Input should be a valid boolean",
+        ),
         (lambda d: d["sample"].update(tested=999), "sample.tested 999 is more than the 195"),
         (lambda d: d["settings"].update(alpha=2), "settings.alpha: Input should be less than 1"),
         (

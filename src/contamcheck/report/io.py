@@ -287,7 +287,10 @@ def read_report(path: str | Path) -> Report:
             f"{SCHEMA_VERSION}. Re-run the audit with this version."
         )
     try:
-        return Report.model_validate(data)
+        # strict, as the schema reads: a number given as text ("0.5"), a count as 3.0 or a flag as
+        # "yes" is refused, not read as what it might have meant (a generator of reports learns here,
+        # not from a validator elsewhere that holds them to the schema)
+        return Report.model_validate_json(json.dumps(data), strict=True)
     except ValidationError as exc:
         raise ReportUnreadable(f"{str(path)!r} is not a valid report: {first_error(exc)}.") from None
 
