@@ -6,9 +6,9 @@ A new test is one new module plus one line here.
 from __future__ import annotations
 
 from ..registry import Registry
-from .base import MethodSettings, PerTextTest, Test, TestKind
+from .base import MethodSettings, PerTextTest, Test, TestKind, analysis_seed
 
-__all__ = ["TESTS", "MethodSettings", "PerTextTest", "Test", "TestKind", "create_test"]
+__all__ = ["TESTS", "MethodSettings", "PerTextTest", "Test", "TestKind", "analysis_seed", "create_test"]
 
 TESTS: Registry[type[Test]] = Registry("test", hint="List them with `contamcheck benchmarks`.")
 TESTS.register("completion", "contamcheck.methods.completion:Completion")

@@ -13,6 +13,7 @@ A higher score always means "more familiar to the model".
 
 from __future__ import annotations
 
+import zlib
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import ClassVar, Literal
@@ -39,6 +40,13 @@ class MethodSettings:
     order_shards: int = DEFAULT_ORDER_SHARDS  # canonical-order: shards, reorderings per shard, text per shard
     order_permutations: int = DEFAULT_ORDER_PERMUTATIONS
     shard_chars: int = 2000
+
+
+def analysis_seed(seed: int, name: str) -> int:
+    """The seed of a test's analysis (its permutations, its random draws) in an audit of ``seed``:
+    one for each test, so that two tests' draws don't coincide, and a saved report's settings give
+    it again (``report.checks`` recomputes canonical-order's p-value with it)."""
+    return seed + zlib.crc32(name.encode())
 
 
 class Test(ABC):

@@ -16,7 +16,6 @@ import inspect
 import platform
 import sys
 import time
-import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -34,7 +33,7 @@ from ..errors import InputError, RuntimeFailure
 from ..evidence import Evidence, EvidenceEngine, EvidenceStore, MemoryStore, Request, ScoreRequest
 from ..evidence.cache import NULLS_DIR, EvidenceCache
 from ..evidence.engine import ANALYSIS, CACHE_WAIT, FAILED, ProgressCallback
-from ..methods import TESTS, MethodSettings, PerTextTest, Test, create_test
+from ..methods import TESTS, MethodSettings, PerTextTest, Test, analysis_seed, create_test
 from ..methods.canonical_order import CanonicalOrder, Shard
 from ..methods.guided import Guided
 from ..report.io import first_error
@@ -277,7 +276,7 @@ def _audit(
         # a step of its own (a large benchmark's permutations take a while), and a point where a
         # web UI audit's cancel is heard
         progress(ANALYSIS, done, len(tests))
-        seed = config.seed + zlib.crc32(test.name.encode())
+        seed = analysis_seed(config.seed, test.name)
         if isinstance(test, CanonicalOrder):
             shards = shard_plans[test.name]
             if unscorable or isinstance(shards, str):
@@ -519,7 +518,7 @@ def _stands_out_alone(
             test.likelihood, False, not controls.paired
         )
         scores = score_texts(test, texts_for(test, controls, texts), evidence, None)
-        seed = config.seed + zlib.crc32(test.name.encode())
+        seed = analysis_seed(config.seed, test.name)
         tables = cache_dir / NULLS_DIR if cache_dir else None
         results.append(
             run_per_text(
