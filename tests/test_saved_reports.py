@@ -203,6 +203,44 @@ def test_an_edited_report_that_contradicts_itself_is_refused(tmp_path: Path, cap
     assert message in err and "Traceback" not in err, err
 
 
+@pytest.mark.parametrize(
+    ("edit", "message"),
+    [
+        (
+            lambda t: t.update(p_value=0.5),
+            "its shards give z = -1.32, p = 0.907, not the z = -1.32 and p = 0.5 it says",
+        ),
+        (
+            lambda t: t.update(statistic=2.5),
+            "its shards give z = -1.32, p = 0.907, not the z = 2.5 and p = 0.907",
+        ),
+        # the published order's log-prob raised in one shard: its p-value no longer follows
+        (
+            lambda t: t["shards"][3].update(canonical_logprob=-100.0),
+            "its shards give z = -0.275, p = 0.597, not the z = -1.32 and p = 0.907",
+        ),
+        (
+            lambda t: t["shards"][3].update(truncated=True),
+            "9 of its shards can be judged, but it says it judged 10",
+        ),
+    ],
+)
+def test_canonical_orders_p_value_is_what_its_shards_give(tmp_path: Path, capsys, edit, message):
+    """Since schema 1.6 a report keeps each reordering's log-probability, so canonical-order's
+    randomization test is run again where the report is read: a p-value or a shard edited alone is
+    refused. The example is such a report."""
+    from contamcheck.cli import main
+
+    data = json.loads(SAVED["clean"].read_text(encoding="utf-8"))
+    (order,) = [t for t in data["tests"] if t["name"] == "canonical-order"]
+    assert order["statistic_name"] == "z" and all(s["permuted_logprobs"] for s in order["shards"])
+    assert main(["report", str(_edited(tmp_path, data)), "-q"]) == 0  # as saved: it holds
+    edit(order)
+    assert main(["report", str(_edited(tmp_path, data)), "-q"]) == 2
+    err = capsys.readouterr().err
+    assert f"canonical-order: {message}" in err and "Traceback" not in err, err
+
+
 def test_a_negative_seed_earlier_versions_took_still_reads(tmp_path: Path) -> None:
     """--seed -1 was taken until 2026-12-05: such a report is no edit, and reads back."""
     from contamcheck.report import read_report

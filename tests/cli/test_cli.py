@@ -92,7 +92,7 @@ def test_fail_on_evidence_and_inconclusive_stays_4(capsys):
 def test_json_goes_to_stdout_only(capsys):
     code, out, err = run(capsys, CHEATER, "sample", *FAST, "--json")
     report = json.loads(out)
-    assert report["schema_version"] == "1.5" and report["verdict"]["exit_code"] == code == 1
+    assert report["schema_version"] == "1.6" and report["verdict"]["exit_code"] == code == 1
     assert err == ""
 
 

@@ -248,24 +248,48 @@ def test_a_report_changed_in_memory_renders_as_its_file_would(twin_report: Repor
         to_json(report)
 
 
-def test_a_shard_scored_minus_infinity_is_saved_read_and_drawn(twin_report: Report, tmp_path):
+def test_a_shard_scored_minus_infinity_is_saved_read_and_drawn(tmp_path):
     """canonical-order leaves out a shard one of whose orderings the model scored -inf; its numbers
     were written as null where the report's model wanted a number, so the audit's own file could
     not be read back ("Input should be a valid number")."""
+    import dataclasses
+
+    from contamcheck import AuditConfig, audit
+    from contamcheck.benchmarks import load_benchmark
+    from contamcheck.evidence import MemoryStore, ScoreRequest
+    from contamcheck.methods import MethodSettings, create_test
     from contamcheck.report import read_report, to_json
 
-    report = twin_report.model_copy(deep=True)
-    order = next(t for t in report.tests if t.name == "canonical-order")
-    assert order.status != "skipped" and len(order.shards) >= 5
-    shard = order.shards[0]
-    shard.canonical_logprob = shard.statistic = -math.inf
-    shard.permuted_std_logprob = math.nan
+    shards = create_test("canonical-order", MethodSettings()).plan(load_benchmark("sample"))
+    assert isinstance(shards, list)
+    impossible = ScoreRequest(shards[0].permuted[1]).key
+
+    class Impossible(MemoryStore):
+        """The model's score of one reordering of the first shard, a token of it at -inf."""
+
+        def put_many(self, namespace, entries):
+            if impossible in entries:
+                stats = entries[impossible]
+                logprobs = stats.logprobs.copy()
+                logprobs[2] = -math.inf
+                entries = {**entries, impossible: dataclasses.replace(stats, logprobs=logprobs)}
+            super().put_many(namespace, entries)
+
+    config = AuditConfig(model="fake:clean", benchmark="sample", tests=("canonical-order",))
+    report = audit(config, store=Impossible())
+    (order,) = report.tests
+    assert order.status != "skipped" and order.n == len(shards) - 1
+    assert order.note is not None and order.note.endswith("1 shard left out: scored not finite.")
     path = tmp_path / "report.json"
     path.write_text(to_json(report))
     again = read_report(path)
-    (read,) = [t for t in again.tests if t.name == "canonical-order"]
-    assert read.shards[0].canonical_logprob is None and read.shards[0].statistic is None
-    assert read.shards[1] == order.shards[1]
+    (read,) = again.tests
+    first = read.shards[0]
+    assert (
+        first.permuted_mean_logprob is None and first.statistic is None and first.permuted_logprobs[1] is None
+    )
+    assert first.canonical_logprob == order.shards[0].canonical_logprob  # finite: kept
+    assert read.shards[1] == order.shards[1] and read.p_value == order.p_value
     assert "canonical-order" in sections(to_html(again))
 
 

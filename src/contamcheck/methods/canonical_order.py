@@ -97,11 +97,15 @@ class ShardOutcome:
 
     @property
     def standardized(self) -> np.ndarray:
-        """Each ordering's log-probability (the published one first) less their mean, over their
-        standard deviation (ddof = 1): zeros where every ordering scores the same."""
-        values = np.array([self.canonical, *self.permuted])
-        spread = float(values.std(ddof=1))
-        return (values - values.mean()) / spread if spread > 0 else np.zeros_like(values)
+        return standardized([self.canonical, *self.permuted])
+
+
+def standardized(logprobs: Sequence[float]) -> np.ndarray:
+    """A shard's orderings' log-probabilities (the published one first) less their mean, over their
+    standard deviation (ddof = 1): zeros where every ordering scores the same."""
+    values = np.array(logprobs, dtype=np.float64)
+    spread = float(values.std(ddof=1))
+    return (values - values.mean()) / spread if spread > 0 else np.zeros_like(values)
 
 
 @dataclass(frozen=True)
@@ -112,19 +116,20 @@ class RandomizationOutcome:
 
 
 def randomization_test(
-    outcomes: Sequence[ShardOutcome], seed: int, draws: int = RANDOMIZATION_DRAWS
+    outcomes: Sequence[ShardOutcome] | Sequence[np.ndarray], seed: int, draws: int = RANDOMIZATION_DRAWS
 ) -> RandomizationOutcome:
     """Does the published order score above its reorderings across shards?
 
     The statistic is the sum over shards of the published order's standardized log-probability
-    (``ShardOutcome.standardized``). Under the null every ordering of a shard's questions is as
+    (``standardized``; shards given as outcomes or as their standardized log-probabilities, as a
+    saved report's are checked). Under the null every ordering of a shard's questions is as
     likely to the model, so the published one is a draw among the shard's orderings scored: its
     null distribution is that of a sum of one value drawn at random from each shard, which
     ``draws`` seeded draws give (p = (1 + draws reaching it) / (1 + draws)). Exact under the null
     whatever the shape of the log-probabilities (over the seeded draw of the reorderings, which the
     data does not choose), which a t-test across ten shards is not.
     """
-    shards = [o.standardized for o in outcomes]
+    shards = [o.standardized if isinstance(o, ShardOutcome) else o for o in outcomes]
     observed = float(sum(z[0] for z in shards))
     rng = np.random.default_rng(seed)
     null = np.zeros(draws)

@@ -656,6 +656,7 @@ def run_canonical_order(
             permuted_std_logprob=o.permuted_std,
             statistic=o.statistic,
             truncated=o.truncated,
+            permuted_logprobs=list(o.permuted),
         )
         for o in outcomes
     ]

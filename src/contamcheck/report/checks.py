@@ -5,15 +5,18 @@ it (one that did not would stop the audit as a bug, not be saved), and each of t
 docs publish, of every schema version, keeps them all (tests/test_saved_reports.py reads them): a
 report that breaks one was changed after its audit, and a gate re-reading it (``contamcheck
 report``) must not take its verdict. The rules are the documented ones, not a re-run of the
-analysis: they catch an edit made carelessly or naively (a status or a verdict changed alone), not
-a forger who changes every number that depends on another.
+analysis (but for canonical-order's randomization test, which takes milliseconds from what the
+report keeps): they catch an edit made carelessly or naively (a status or a verdict changed alone),
+not a forger who changes every number that depends on another.
 """
 
 from __future__ import annotations
 
+import math
 from typing import TYPE_CHECKING
 
-from ..methods import TESTS
+from ..methods import TESTS, analysis_seed
+from ..methods.canonical_order import randomization_test, standardized
 from ..stats.index import MODERATE, WARN_STRENGTH, band_of
 from ..stats.verdict import WARN_LEVEL
 
@@ -51,7 +54,11 @@ def _tests(report: Report) -> str | None:
     # NaN computed by a script is, leaves its test in the family its adjusted p-value came from)
     family = sum(test.p_adjusted is not None for test in report.tests)
     for test in report.tests:
-        said = _status(test, report.settings.alpha, family) or _flags(test, report)
+        said = (
+            _status(test, report.settings.alpha, family)
+            or _flags(test, report)
+            or _order(test, report.settings.seed)
+        )
         if said:
             return f"{test.name}: {said}"
     for item in report.items:
@@ -88,6 +95,34 @@ def _status(test: TestResult, alpha: float, family: int) -> str | None:
         return f"status 'warn' needs an adjusted p below {WARN_LEVEL} (it is {adjusted:.3g})"
     if test.status == "pass" and adjusted < WARN_LEVEL:
         return f"status 'pass' with an adjusted p of {adjusted:.3g}, below {WARN_LEVEL}"
+    return None
+
+
+def _order(test: TestResult, seed: int) -> str | None:
+    """canonical-order's p-value and z are what its shards' log-probabilities give (the one rule
+    that re-runs a test: its randomization test takes milliseconds, and a report keeps all it reads
+    since schema 1.6). To within the draws' own error, should a numpy draw its integers otherwise."""
+    if test.name != "canonical-order" or test.statistic_name != "z" or test.p_value is None:
+        return None
+    if not test.shards or not all(shard.permuted_logprobs for shard in test.shards):
+        return None  # a report before 1.6: the reorderings' log-probabilities weren't kept
+    usable = []
+    for shard in test.shards:
+        logprobs = [shard.canonical_logprob, *shard.permuted_logprobs]
+        if not shard.truncated and all(value is not None and math.isfinite(value) for value in logprobs):
+            usable.append(standardized(logprobs))  # type: ignore[arg-type]  # None ruled out
+    if len(usable) != test.n:
+        return f"{len(usable)} of its shards can be judged, but it says it judged {test.n}"
+    draws = test.permutations or 1
+    given = randomization_test(usable, analysis_seed(seed, test.name), draws)
+    slack = 5 * math.sqrt(given.p_value * (1 - given.p_value) / draws) + 2 / (1 + draws)
+    if abs(given.p_value - test.p_value) > slack or not math.isclose(
+        given.z, test.statistic or 0.0, abs_tol=1e-6
+    ):
+        return (
+            f"its shards give z = {given.z:.3g}, p = {given.p_value:.3g}, not the z = {test.statistic:.3g} "
+            f"and p = {test.p_value:.3g} it says"
+        )
     return None
 
 

@@ -14,11 +14,12 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from ..stats.spread import carries
 
-SCHEMA_VERSION = "1.5"  # 1.1: a bulk test's tail (centre, scale) and each question's p_memorised;
+SCHEMA_VERSION = "1.6"  # 1.1: a bulk test's tail (centre, scale) and each question's p_memorised;
 # 1.2: a bulk test's count_withheld (a null holding under 40% of the questions); 1.3: the control's
 # without_twin and the settings' twinless (--twinless); 1.4: a reference "passed-over" (it looks
 # contaminated itself); 1.5: a bulk test's withheld_because ("twins": a tail that stands out with its
-# twins) and tail_gain_p_value
+# twins) and tail_gain_p_value; 1.6: each canonical-order shard's permuted_logprobs (and its numbers
+# null where not finite)
 
 Status = Literal["fail", "warn", "pass", "skipped"]
 VerdictCode = Literal["likely", "evidence", "inconclusive", "clean"]
@@ -98,6 +99,12 @@ class ShardResult(_Model):
     permuted_std_logprob: float | None
     statistic: float | None = Field(description="canonical minus mean permuted log-probability")
     truncated: bool = False
+    permuted_logprobs: list[float | None] = Field(
+        default_factory=list,
+        description="each reordering's log-probability, in the order drawn (null where not finite): "
+        "with canonical_logprob and the settings' seed they give the test's p-value again; empty "
+        "before schema 1.6",
+    )
 
 
 class BulkNull(_Model):
