@@ -237,6 +237,39 @@ def test_canonical_orders_note_counts_the_shards_it_left_out():
     assert [s.truncated for s in result.shards] == [True] + [False] * 9
 
 
+@pytest.mark.parametrize(
+    ("alpha", "draws", "said"),
+    [
+        (1e-5, 10_000_000, "this detects a published order scoring about"),
+        (
+            1e-8,
+            10_000_000,
+            "can reach alpha 1e-08 with 10,000,000 draws, the most an audit takes: choose a larger",
+        ),
+    ],
+)
+def test_canonical_order_draws_enough_for_a_small_alpha(tmp_path, alpha, draws, said):
+    """Its draws were fixed at 100,000, so below alpha of about 6e-5 the test read "could not reach
+    alpha" and its advice (more shards or reorderings) could not help: a smaller alpha takes more
+    draws now, and below what the most give the note says to choose a larger alpha. The saved
+    report's check runs the same draws again."""
+    from contamcheck import AuditConfig, audit
+    from contamcheck.methods.canonical_order import randomization_draws
+    from contamcheck.report import read_report, to_json
+
+    assert randomization_draws(0.001) == randomization_draws(0.5) == 100_000
+    assert randomization_draws(1e-4) == 1_000_000
+    config = AuditConfig(
+        model="fake:clean", benchmark="sample", tests=("canonical-order",), alpha=alpha, no_cache=True
+    )
+    (order,) = audit(config).tests
+    assert order.permutations == draws and order.note is not None and said in order.note
+    assert (order.min_attainable_p is not None and order.min_attainable_p < alpha) == (alpha > 1e-7)
+    path = tmp_path / "report.json"
+    path.write_text(to_json(audit(config)))
+    assert read_report(path).tests[0].p_value == order.p_value
+
+
 @pytest.mark.parametrize(("size", "wanted"), [(8, 10_000), (8, 40_319), (7, 5_039), (4, 23), (3, 10)])
 def test_canonical_order_draws_near_all_reorderings_each_once(size, wanted):
     """Near all of a shard's reorderings, drawing until each turns up (with a list to look them up

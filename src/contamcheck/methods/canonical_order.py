@@ -48,8 +48,19 @@ MAX_ITEMS_PER_SHARD = 8
 # the test exact.
 MAX_SHARD_FACTOR = 2
 # Seeded draws of the randomization test's null: its smallest p-value is 1 / 100,001, far below
-# alpha over the six tests (Holm); each draw adds one value a shard
+# alpha over the six tests (Holm) at the default alpha; a smaller alpha takes more
+# (``randomization_draws``), up to MAX_RANDOMIZATION_DRAWS, drawn DRAWS_AT_ONCE at a time (each draw
+# holds one value a shard)
 RANDOMIZATION_DRAWS = 100_000
+MAX_RANDOMIZATION_DRAWS = 10_000_000
+DRAWS_AT_ONCE = 1_000_000
+
+
+def randomization_draws(alpha: float) -> int:
+    """Enough draws that the randomization test's p can fall a hundred times below ``alpha`` (ten
+    below alpha over ten tests, Holm's first step): 100,000 down to alpha 0.001, up to ten
+    million (a floor of 1e-7)."""
+    return min(MAX_RANDOMIZATION_DRAWS, max(RANDOMIZATION_DRAWS, math.ceil(100 / alpha)))
 
 
 @dataclass(frozen=True)
@@ -132,10 +143,12 @@ def randomization_test(
     shards = [o.standardized if isinstance(o, ShardOutcome) else o for o in outcomes]
     observed = float(sum(z[0] for z in shards))
     rng = np.random.default_rng(seed)
-    null = np.zeros(draws)
-    for z in shards:
-        null += z[rng.integers(0, len(z), draws)]
-    reached = int(np.count_nonzero(null >= observed - 1e-9 * max(1.0, abs(observed))))
+    reached = 0
+    for start in range(0, draws, DRAWS_AT_ONCE):
+        null = np.zeros(min(DRAWS_AT_ONCE, draws - start))
+        for z in shards:
+            null += z[rng.integers(0, len(z), null.size)]
+        reached += int(np.count_nonzero(null >= observed - 1e-9 * max(1.0, abs(observed))))
     variance = sum(float(np.mean(z**2)) for z in shards)  # of the null sum (each shard's mean is 0)
     # the published order at the top of every shard: where a shard's orderings tie at the top (all
     # alike, at the least), so many draws reach it too

@@ -20,10 +20,10 @@ from ..evidence import Evidence
 from ..methods import PerTextTest, Test
 from ..methods.canonical_order import (
     MIN_SHARDS,
-    RANDOMIZATION_DRAWS,
     CanonicalOrder,
     Shard,
     minimum_detectable_effect,
+    randomization_draws,
     randomization_test,
     said_passed_over,
 )
@@ -669,13 +669,14 @@ def run_canonical_order(
             result.skip_reason += f"; {infinite} scored a log-probability that is not finite"
         return result
     values = np.array([o.statistic for o in usable])
-    outcome = randomization_test(usable, seed)
+    draws = randomization_draws(alpha)
+    outcome = randomization_test(usable, seed, draws)
     result.n = len(usable)
     result.statistic_name = "z"
     result.statistic = outcome.z
     result.p_value = outcome.p_value
     result.min_attainable_p = outcome.min_p
-    result.permutations = RANDOMIZATION_DRAWS
+    result.permutations = draws
     result.mean_difference = float(values.mean())
     result.median_difference = float(np.median(values))
     effect = minimum_detectable_effect(usable, alpha)
@@ -683,12 +684,15 @@ def run_canonical_order(
     result.note = (
         f"{len(usable)} shards of {len(first.items)} "
         f"consecutive questions from the start of the benchmark, {len(first.orderings)} reorderings each "
-        f"(Oren et al. used 50 shards x 250 on GPUs); p from {RANDOMIZATION_DRAWS:,} random choices of "
+        f"(Oren et al. used 50 shards x 250 on GPUs); p from {draws:,} random choices of "
         f"which ordering in each shard is the published one (no smaller p than {outcome.min_p:.2g}). "
         + (
             f"With 80% power at alpha {alpha:g} this detects a published order scoring about {effect:.1f} "
             "standard deviations of its shard's orderings above their mean, on average."
             if math.isfinite(effect) and outcome.min_p < alpha
+            else f"No published-order preference can reach alpha {alpha:g} with {draws:,} draws, the most "
+            "an audit takes: choose a larger --alpha."
+            if 1 / (1 + draws) >= alpha
             else f"No published-order preference can reach alpha {alpha:g} with these shards and "
             "reorderings: raise --order-shards or --order-permutations."
         )
