@@ -223,6 +223,11 @@ def test_an_edited_report_that_contradicts_itself_is_refused(tmp_path: Path, cap
             lambda t: t["shards"][3].update(truncated=True),
             "9 of its shards can be judged, but it says it judged 10",
         ),
+        # a count of draws edited to hold the reader for hours is refused before any is drawn
+        (
+            lambda t: t.update(permutations=10**12),
+            "its p-value is said to come of 1000000000000 draws, where alpha 0.001 takes 100,000",
+        ),
     ],
 )
 def test_canonical_orders_p_value_is_what_its_shards_give(tmp_path: Path, capsys, edit, message):

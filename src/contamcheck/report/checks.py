@@ -16,7 +16,7 @@ import math
 from typing import TYPE_CHECKING
 
 from ..methods import TESTS, analysis_seed
-from ..methods.canonical_order import randomization_test, standardized
+from ..methods.canonical_order import randomization_draws, randomization_test, standardized
 from ..stats.index import MODERATE, WARN_STRENGTH, band_of
 from ..stats.verdict import WARN_LEVEL
 
@@ -57,7 +57,7 @@ def _tests(report: Report) -> str | None:
         said = (
             _status(test, report.settings.alpha, family)
             or _flags(test, report)
-            or _order(test, report.settings.seed)
+            or _order(test, report.settings.seed, report.settings.alpha)
         )
         if said:
             return f"{test.name}: {said}"
@@ -98,7 +98,7 @@ def _status(test: TestResult, alpha: float, family: int) -> str | None:
     return None
 
 
-def _order(test: TestResult, seed: int) -> str | None:
+def _order(test: TestResult, seed: int, alpha: float) -> str | None:
     """canonical-order's p-value and z are what its shards' log-probabilities give (the one rule
     that re-runs a test: its randomization test takes milliseconds, and a report keeps all it reads
     since schema 1.6). To within the draws' own error, should a numpy draw its integers otherwise."""
@@ -113,7 +113,11 @@ def _order(test: TestResult, seed: int) -> str | None:
             usable.append(standardized(logprobs))  # type: ignore[arg-type]  # None ruled out
     if len(usable) != test.n:
         return f"{len(usable)} of its shards can be judged, but it says it judged {test.n}"
-    draws = test.permutations or 1
+    draws = randomization_draws(alpha)
+    if test.permutations != draws:  # an edited count could hold the reader for hours
+        return (
+            f"its p-value is said to come of {test.permutations} draws, where alpha {alpha:g} takes {draws:,}"
+        )
     given = randomization_test(usable, analysis_seed(seed, test.name), draws)
     slack = 5 * math.sqrt(given.p_value * (1 - given.p_value) / draws) + 2 / (1 + draws)
     if abs(given.p_value - test.p_value) > slack or not math.isclose(
