@@ -189,7 +189,7 @@ def test_a_block_of_long_questions_is_passed_over_whatever_their_order(tmp_path)
     said = test.plan(_questions(tmp_path / "few.txt", [380] * 5 + [3000] * 5 + [380] * 15))
     assert isinstance(said, str) and "fill 5 shards" not in said and "fill 4 shards of 5 consecutive" in said
     assert said.endswith(
-        "; 1 block left out as too long a shard (over 2 times a shard of the median question)"
+        "; 1 block left out as too long (over twice the length of a shard of the median question)"
     )
 
 
@@ -206,7 +206,7 @@ def test_the_report_says_which_blocks_and_shards_canonical_order_left_out(tmp_pa
     assert order.status != "skipped" and order.note is not None
     assert [s.first_position for s in order.shards] == [0, 5, 15, 20, 25, 35, 40, 45, 50, 55]
     assert order.note.endswith(
-        "Of the benchmark, 2 blocks left out as too long a shard (over 2 times a shard of the median "
+        "Of the benchmark, 2 blocks left out as too long (over twice the length of a shard of the median "
         "question)."
     ), order.note
 

@@ -170,9 +170,9 @@ def said_passed_over(why: Sequence[str]) -> list[str]:
     if repeated := why.count("repeated"):
         said.append(f"{blocks(repeated)} of one question repeated left out, as no reordering changes them")
     if long := why.count("long"):
+        times = "twice" if MAX_SHARD_FACTOR == 2 else f"{MAX_SHARD_FACTOR} times"
         said.append(
-            f"{blocks(long)} left out as too long a shard (over {MAX_SHARD_FACTOR} times a shard of the "
-            "median question)"
+            f"{blocks(long)} left out as too long (over {times} the length of a shard of the median question)"
         )
     return said
 
