@@ -187,10 +187,19 @@ def test_a_block_of_long_questions_is_passed_over_whatever_their_order(tmp_path)
 
     # a benchmark of few blocks, some too long: said in the skip reason
     said = test.plan(_questions(tmp_path / "few.txt", [380] * 5 + [3000] * 5 + [380] * 15))
-    assert isinstance(said, str) and "fill 5 shards" not in said and "fill 4 shards of 5 consecutive" in said
+    assert isinstance(said, str) and said.startswith(
+        "too few shards: the benchmark's 25 questions fill 4 shards"
+    )
     assert said.endswith(
         "; 1 block left out as too long (over twice the length of a shard of the median question)"
     )
+    # a block passed over after the last shard, where the benchmark ran out first: counted on it
+    lengths = [380] * 60
+    lengths[57] = 3000
+    twelve = create_test("canonical-order", MethodSettings(order_shards=12)).plan(
+        _questions(tmp_path / "last.txt", lengths)
+    )
+    assert isinstance(twelve, list) and len(twelve) == 11 and twelve[-1].passed_over == ("long",)
 
 
 def test_the_report_says_which_blocks_and_shards_canonical_order_left_out(tmp_path):
@@ -235,6 +244,17 @@ def test_canonical_orders_note_counts_the_shards_it_left_out():
         " 1 shard left out: longer than the model's context window. 1 shard left out: scored not finite."
     )
     assert [s.truncated for s in result.shards] == [True] + [False] * 9
+    # too few left to judge: the skip says why each was left out
+    for shard in shards[2:7]:
+        scored = found[ScoreRequest(shard.canonical).key]
+        found[ScoreRequest(shard.canonical).key] = dataclasses.replace(
+            scored, logprobs=scored.logprobs - np.inf
+        )
+    skipped = run_canonical_order(test, shards, Evidence(found), 0.001, 0)
+    assert skipped.skip_reason == (
+        "only 3 of 10 shards can be judged: 1 longer than the model's context window, 6 scored not finite "
+        "(need 5)"
+    )
 
 
 @pytest.mark.parametrize(
@@ -259,14 +279,16 @@ def test_canonical_order_draws_enough_for_a_small_alpha(tmp_path, alpha, draws, 
 
     assert randomization_draws(0.001) == randomization_draws(0.5) == 100_000
     assert randomization_draws(1e-4) == 1_000_000
+    assert randomization_draws(1e-310) == 10_000_000  # 100 / alpha overflowed: the audit stopped at its end
     config = AuditConfig(
         model="fake:clean", benchmark="sample", tests=("canonical-order",), alpha=alpha, no_cache=True
     )
-    (order,) = audit(config).tests
+    report = audit(config)
+    (order,) = report.tests
     assert order.permutations == draws and order.note is not None and said in order.note
     assert (order.min_attainable_p is not None and order.min_attainable_p < alpha) == (alpha > 1e-7)
     path = tmp_path / "report.json"
-    path.write_text(to_json(audit(config)))
+    path.write_text(to_json(report))
     assert read_report(path).tests[0].p_value == order.p_value
 
 
@@ -287,7 +309,9 @@ def test_canonical_order_is_skipped_without_a_published_order_or_enough_question
     small = tmp_path / "small.txt"
     small.write_text("\n".join(f"Question number {i} asks about {i + 2} apples today." for i in range(8)))
     said = test.plan(load_benchmark(str(small)))
-    assert isinstance(said, str) and said.startswith("too few questions: the benchmark's 8 fill 1 shard of")
+    assert isinstance(said, str) and said.startswith(
+        "too few questions: the benchmark's 8 questions fill 1 shard of"
+    )
     assert "5 needed (a shard takes about 2,000 characters of the benchmark's median question" in said
     # one question repeated: every reordering is the same text, so the blocks say nothing (they read
     # "does not prefer the published order, p = 1.00" and judged alone; found by a black-box pass)

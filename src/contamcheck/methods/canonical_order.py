@@ -60,7 +60,9 @@ def randomization_draws(alpha: float) -> int:
     """Enough draws that the randomization test's p can fall a hundred times below ``alpha`` (ten
     below alpha over ten tests, Holm's first step): 100,000 down to alpha 0.001, up to ten
     million (a floor of 1e-7)."""
-    return min(MAX_RANDOMIZATION_DRAWS, max(RANDOMIZATION_DRAWS, math.ceil(100 / alpha)))
+    if alpha <= 100 / MAX_RANDOMIZATION_DRAWS:  # and 100 / alpha can overflow (alpha 1e-310)
+        return MAX_RANDOMIZATION_DRAWS
+    return max(RANDOMIZATION_DRAWS, math.ceil(100 / alpha))
 
 
 @dataclass(frozen=True)
@@ -115,8 +117,16 @@ def standardized(logprobs: Sequence[float]) -> np.ndarray:
     """A shard's orderings' log-probabilities (the published one first) less their mean, over their
     standard deviation (ddof = 1): zeros where every ordering scores the same."""
     values = np.array(logprobs, dtype=np.float64)
-    spread = float(values.std(ddof=1))
-    return (values - values.mean()) / spread if spread > 0 else np.zeros_like(values)
+    with np.errstate(over="ignore", invalid="ignore"):  # an edited report's 1e308: no warning shown
+        spread = float(values.std(ddof=1))
+        return (values - values.mean()) / spread if spread > 0 else np.zeros_like(values)
+
+
+def can_judge(logprobs: Sequence[float | None], truncated: bool) -> bool:
+    """Whether a shard whose orderings scored ``logprobs`` (the published one first) enters the
+    test: one the model's window cut, or with a log-prob not finite (an ordering the model calls
+    impossible, which leaves no spread to judge by), is left out."""
+    return not truncated and all(value is not None and math.isfinite(value) for value in logprobs)
 
 
 @dataclass(frozen=True)
@@ -149,15 +159,22 @@ def randomization_test(
         for z in shards:
             null += z[rng.integers(0, len(z), null.size)]
         reached += int(np.count_nonzero(null >= observed - 1e-9 * max(1.0, abs(observed))))
-    variance = sum(float(np.mean(z**2)) for z in shards)  # of the null sum (each shard's mean is 0)
     # the published order at the top of every shard: where a shard's orderings tie at the top (all
     # alike, at the least), so many draws reach it too
     fewest = math.prod(float(np.mean(z >= z.max() - 1e-9)) for z in shards)
     return RandomizationOutcome(
-        z=observed / math.sqrt(variance) if variance > 0 else 0.0,
+        z=randomization_z(shards),
         p_value=(1 + reached) / (1 + draws),
         min_p=max(fewest, 1 / (1 + draws)),
     )
+
+
+def randomization_z(shards: Sequence[np.ndarray]) -> float:
+    """The randomization test's statistic, the published orders' standardized sum (``standardized``,
+    the published one first), over its null's standard deviation (each shard's mean is 0)."""
+    observed = float(sum(z[0] for z in shards))
+    variance = sum(float(np.mean(z**2)) for z in shards)
+    return observed / math.sqrt(variance) if variance > 0 else 0.0
 
 
 def said_passed_over(why: Sequence[str]) -> list[str]:
@@ -241,7 +258,8 @@ class CanonicalOrder(Test):
             passed += [why for shard in shards for why in shard.passed_over]
             shard_word = "shard" if len(shards) == 1 else "shards"
             return (
-                f"too few questions: the benchmark's {len(items)} fill {len(shards)} {shard_word} of "
+                f"too few {'shards' if passed else 'questions'}: the benchmark's {len(items)} questions fill "
+                f"{len(shards)} {shard_word} of "
                 f"{size} consecutive questions, {MIN_SHARDS} needed (a shard takes about "
                 f"{self.settings.shard_chars:,} characters of the benchmark's median question, at least "
                 f"{MIN_ITEMS_PER_SHARD} and at most {MAX_ITEMS_PER_SHARD})"

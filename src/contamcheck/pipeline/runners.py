@@ -22,6 +22,7 @@ from ..methods.canonical_order import (
     MIN_SHARDS,
     CanonicalOrder,
     Shard,
+    can_judge,
     minimum_detectable_effect,
     randomization_draws,
     randomization_test,
@@ -644,8 +645,7 @@ def run_canonical_order(
     """Per-shard published-order preference, a randomization test across shards."""
     result = base_result(test, True, "random reorderings of the same questions")
     outcomes = test.outcomes(shards, evidence)
-    # a log-prob not finite (an ordering a model calls impossible) leaves no spread to judge by
-    usable = [o for o in outcomes if not o.truncated and math.isfinite(o.canonical + sum(o.permuted))]
+    usable = [o for o in outcomes if can_judge([o.canonical, *o.permuted], o.truncated)]
     result.shards = [
         ShardResult(
             index=o.shard.index,
@@ -662,11 +662,19 @@ def run_canonical_order(
     ]
     truncated = sum(o.truncated for o in outcomes)
     infinite = len(outcomes) - len(usable) - truncated  # the rest left out
+    passed = said_passed_over([why for shard in shards for why in shard.passed_over])
     if len(usable) < MIN_SHARDS:
-        fit = {0: "no shard fits", 1: "only 1 shard fits"}.get(len(usable), f"only {len(usable)} shards fit")
-        result.skip_reason = f"{fit} the model's context window whole (need {MIN_SHARDS})"
         if infinite:
-            result.skip_reason += f"; {infinite} scored a log-probability that is not finite"
+            result.skip_reason = (
+                f"only {len(usable)} of {len(outcomes)} shards can be judged: {truncated} longer than the "
+                f"model's context window, {infinite} scored not finite (need {MIN_SHARDS})"
+            )
+        else:
+            fit = {0: "no shard fits", 1: "only 1 shard fits"}.get(
+                len(usable), f"only {len(usable)} shards fit"
+            )
+            result.skip_reason = f"{fit} the model's context window whole (need {MIN_SHARDS})"
+        result.skip_reason += "".join(f"; {said}" for said in passed)
         return result
     values = np.array([o.statistic for o in usable])
     draws = randomization_draws(alpha)
@@ -700,9 +708,9 @@ def run_canonical_order(
     if len(shards) < test.settings.order_shards:
         result.note += (
             f" --order-shards asked for {test.settings.order_shards}; the benchmark's questions fill "
-            f"{len(shards)}."
+            f"{len(shards)}{' besides the blocks left out' if passed else ''}."
         )
-    if passed := said_passed_over([why for shard in shards for why in shard.passed_over]):
+    if passed:
         result.note += " Of the benchmark, " + "; ".join(passed) + "."
     for count, why in (
         (truncated, "longer than the model's context window"),
