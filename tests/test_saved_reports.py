@@ -206,28 +206,51 @@ def test_an_edited_report_that_contradicts_itself_is_refused(tmp_path: Path, cap
 @pytest.mark.parametrize(
     ("edit", "message"),
     [
+        (lambda t: t.update(p_value=0.5), "its shards give p = 0.9068509314906851, not the 0.5 it says"),
+        (  # the draws are the audit's again (the same numpy): a p-value moved by a hair is refused too
+            lambda t: t.update(p_value=t["p_value"] + 1e-5),
+            "its shards give p = 0.9068509314906851, not the 0.906860931490685 it says",
+        ),
+        (lambda t: t.update(statistic=2.5), "its shards give z = -1.3167264350439698, not the 2.5 it says"),
+        (lambda t: t.update(statistic=None), "it gives no z or no p-value, though it ran"),
         (
-            lambda t: t.update(p_value=0.5),
-            "its shards give z = -1.32, p = 0.907, not the z = -1.32 and p = 0.5 it says",
+            lambda t: t.update(min_attainable_p=0.01),
+            "its shards give no p below 9.99990000099999e-06, not 0.01",
         ),
         (
-            lambda t: t.update(statistic=2.5),
-            "its shards give z = -1.32, p = 0.907, not the z = 2.5 and p = 0.907",
+            lambda t: t.update(mean_difference=0.1),
+            "the mean difference 0.1 is not its shards' (-4.1447509765625)",
         ),
-        # the published order's log-prob raised in one shard: its p-value no longer follows
+        # a shard's numbers follow from its log-probabilities (the published order's raised in one)
         (
             lambda t: t["shards"][3].update(canonical_logprob=-100.0),
-            "its shards give z = -0.275, p = 0.597, not the z = -1.32 and p = 0.907",
+            "shard 3's statistic -5.5166015625 is not what its log-probabilities give (822.0616455078125)",
+        ),
+        (
+            lambda t: t["shards"][2].update(permuted_std_logprob=1.0),
+            "shard 2's permuted_std_logprob 1.0 is not what its log-probabilities give (9.448823797575143)",
         ),
         (
             lambda t: t["shards"][3].update(truncated=True),
             "9 of its shards can be judged, but it says it judged 10",
         ),
-        # a count of draws edited to hold the reader for hours is refused before any is drawn
+        # the check can't be switched off: a shard without its reorderings, or no shard at all
+        (
+            lambda t: t["shards"][3].update(permuted_logprobs=[]),
+            "shard 3 gives 0 reorderings' log-probabilities, not 5",
+        ),
+        (lambda t: t["shards"][2]["permuted_logprobs"].append(-1118.0), "shard 2 gives 6 reorderings'"),
+        (lambda t: t.update(shards=[]), "it ran on no shard"),
+        (
+            lambda t: t["shards"][2].update(index=1),
+            "shard 2 is numbered 1 and holds 5 questions, not 2 and 5",
+        ),
+        # counts edited to hold the reader for hours are refused before anything is drawn
         (
             lambda t: t.update(permutations=10**12),
-            "its p-value is said to come of 1000000000000 draws, where alpha 0.001 takes 100,000",
+            "its p-value is said to come from 1,000,000,000,000 draws, where alpha 0.001 takes 100,000",
         ),
+        (lambda t: t.update(shards=t["shards"] * 30), "300 shards, where settings.order_shards is 10"),
     ],
 )
 def test_canonical_orders_p_value_is_what_its_shards_give(tmp_path: Path, capsys, edit, message):
@@ -244,6 +267,34 @@ def test_canonical_orders_p_value_is_what_its_shards_give(tmp_path: Path, capsys
     assert main(["report", str(_edited(tmp_path, data)), "-q"]) == 2
     err = capsys.readouterr().err
     assert f"canonical-order: {message}" in err and "Traceback" not in err, err
+
+
+def test_canonical_orders_p_value_from_another_numpy_is_held_to_the_draws_error(tmp_path: Path):
+    """Another numpy may draw its integers otherwise: the p-value is then held to within the draws'
+    own error (two estimates, five standard errors), not to the last bit."""
+    from contamcheck.errors import InputError
+
+    data = json.loads(SAVED["clean"].read_text(encoding="utf-8"))
+    data["versions"]["numpy"] = "0.0"
+    (order,) = [t for t in data["tests"] if t["name"] == "canonical-order"]
+    order["p_value"] += 1e-3  # 0.9069 -> 0.9079: five standard errors of 100,000 draws are 0.0065
+    (read,) = [t for t in read_report(_edited(tmp_path, data)).tests if t.name == "canonical-order"]
+    assert read.p_value == order["p_value"]
+    order["p_value"] = 0.89
+    with pytest.raises(InputError, match=r"its shards give p = 0\.9068509314906851, not the 0\.89 it says"):
+        read_report(_edited(tmp_path, data))
+
+
+def test_a_number_too_large_for_a_float_is_refused_where_the_report_is_read(tmp_path: Path):
+    """JSON's 1e400 reads as infinity: the report read, then could not be written again ("can't be
+    saved ... run the audit again", for a report only re-rendered)."""
+    from contamcheck.errors import InputError
+
+    text = SAVED["clean"].read_text(encoding="utf-8")
+    path = tmp_path / "huge.json"
+    path.write_text(text.replace('"duration_s": ', '"duration_s": 1e400, "was": ', 1), encoding="utf-8")
+    with pytest.raises(InputError, match="the number 1e400 is too large for a report"):
+        read_report(path)
 
 
 def test_a_negative_seed_earlier_versions_took_still_reads(tmp_path: Path) -> None:

@@ -5,25 +5,42 @@ it (one that did not would stop the audit as a bug, not be saved), and each of t
 docs publish, of every schema version, keeps them all (tests/test_saved_reports.py reads them): a
 report that breaks one was changed after its audit, and a gate re-reading it (``contamcheck
 report``) must not take its verdict. The rules are the documented ones, not a re-run of the
-analysis (but for canonical-order's randomization test, which takes milliseconds from what the
-report keeps): they catch an edit made carelessly or naively (a status or a verdict changed alone),
+analysis (but for canonical-order's randomization test, run again from what the report keeps:
+milliseconds at the default alpha, once a process): they catch an edit made carelessly or naively (a status or a verdict changed alone),
 not a forger who changes every number that depends on another.
 """
 
 from __future__ import annotations
 
+import functools
 import math
 from typing import TYPE_CHECKING
 
+import numpy as np
+
 from ..methods import TESTS, analysis_seed
-from ..methods.canonical_order import randomization_draws, randomization_test, standardized
+from ..methods.canonical_order import (
+    MAX_ITEMS_PER_SHARD,
+    MIN_ITEMS_PER_SHARD,
+    RandomizationOutcome,
+    can_judge,
+    randomization_draws,
+    randomization_test,
+    randomization_z,
+    standardized,
+)
 from ..stats.index import MODERATE, WARN_STRENGTH, band_of
 from ..stats.verdict import WARN_LEVEL
+from .model import schema_minor
 
 if TYPE_CHECKING:
     from .model import Report, TestResult
 
 TOLERANCE = 1e-6  # for weights and strengths, sums of a few floats
+# The most shard-draws the check of canonical-order's p-value runs (seconds): a genuine audit's are
+# 10 x 100,000 at the default alpha, 10 x 10 million at the smallest; beyond (an edited file, or
+# --order-shards in the hundreds at a tiny alpha) its z and its shards' numbers are checked alone
+MOST_SHARD_DRAWS = 1_000_000_000
 
 
 def contradiction(report: Report) -> str | None:
@@ -54,11 +71,7 @@ def _tests(report: Report) -> str | None:
     # NaN computed by a script is, leaves its test in the family its adjusted p-value came from)
     family = sum(test.p_adjusted is not None for test in report.tests)
     for test in report.tests:
-        said = (
-            _status(test, report.settings.alpha, family)
-            or _flags(test, report)
-            or _order(test, report.settings.seed, report.settings.alpha)
-        )
+        said = _status(test, report.settings.alpha, family) or _flags(test, report) or _order(test, report)
         if said:
             return f"{test.name}: {said}"
     for item in report.items:
@@ -98,36 +111,106 @@ def _status(test: TestResult, alpha: float, family: int) -> str | None:
     return None
 
 
-def _order(test: TestResult, seed: int, alpha: float) -> str | None:
-    """canonical-order's p-value and z are what its shards' log-probabilities give (the one rule
-    that re-runs a test: its randomization test takes milliseconds, and a report keeps all it reads
-    since schema 1.6). To within the draws' own error, should a numpy draw its integers otherwise."""
-    if test.name != "canonical-order" or test.statistic_name != "z" or test.p_value is None:
+def _order(test: TestResult, report: Report) -> str | None:
+    """canonical-order's numbers are what its shards' log-probabilities give: each shard's, its z,
+    and its p-value, the randomization test run again (the one rule that re-runs a test: a report
+    keeps all it reads since schema 1.6). The p-value exactly where numpy is the audit's version,
+    to within the draws' error otherwise (a numpy that draws its integers otherwise)."""
+    if test.name != "canonical-order" or test.status == "skipped" or test.statistic_name != "z":
         return None
-    if not test.shards or not all(shard.permuted_logprobs for shard in test.shards):
+    if schema_minor(report.schema_version) < 6 and not any(shard.permuted_logprobs for shard in test.shards):
         return None  # a report before 1.6: the reorderings' log-probabilities weren't kept
-    usable = []
+    settings = report.settings
+    said = _shards(test, settings.order_shards, settings.order_permutations)
+    if said:
+        return said
+    usable: list[list[float]] = []  # each judged shard's log-probabilities, the published order's first
     for shard in test.shards:
         logprobs = [shard.canonical_logprob, *shard.permuted_logprobs]
-        if not shard.truncated and all(value is not None and math.isfinite(value) for value in logprobs):
-            usable.append(standardized(logprobs))  # type: ignore[arg-type]  # None ruled out
+        if can_judge(logprobs, shard.truncated):
+            usable.append([value for value in logprobs if value is not None])  # none is
     if len(usable) != test.n:
         return f"{len(usable)} of its shards can be judged, but it says it judged {test.n}"
-    draws = randomization_draws(alpha)
+    if test.statistic is None or test.p_value is None:
+        return "it gives no z or no p-value, though it ran"
+    differences = [values[0] - float(np.mean(values[1:])) for values in usable]
+    for name, value, computed in (
+        ("mean", test.mean_difference, float(np.mean(differences))),
+        ("median", test.median_difference, float(np.median(differences))),
+    ):
+        if value is None or not math.isclose(value, computed, rel_tol=1e-9, abs_tol=1e-9):
+            return f"the {name} difference {value} is not its shards' ({computed!r})"
+    z = randomization_z([standardized(values) for values in usable])
+    if not math.isclose(z, test.statistic, rel_tol=1e-9, abs_tol=1e-9):
+        return f"its shards give z = {z!r}, not the {test.statistic!r} it says"
+    draws = randomization_draws(settings.alpha)
     if test.permutations != draws:  # an edited count could hold the reader for hours
         return (
-            f"its p-value is said to come of {test.permutations} draws, where alpha {alpha:g} takes {draws:,}"
+            f"its p-value is said to come from {test.permutations:,} draws, where alpha "
+            f"{settings.alpha:g} takes {draws:,}"
         )
-    given = randomization_test(usable, analysis_seed(seed, test.name), draws)
-    slack = 5 * math.sqrt(given.p_value * (1 - given.p_value) / draws) + 2 / (1 + draws)
-    if abs(given.p_value - test.p_value) > slack or not math.isclose(
-        given.z, test.statistic or 0.0, abs_tol=1e-6
-    ):
-        return (
-            f"its shards give z = {given.z:.3g}, p = {given.p_value:.3g}, not the z = {test.statistic:.3g} "
-            f"and p = {test.p_value:.3g} it says"
-        )
+    seed = analysis_seed(settings.seed, test.name)
+    if seed < 0:
+        return f"settings.seed {settings.seed} is negative, as no audit of schema 1.6 or later takes"
+    if len(usable) * draws > MOST_SHARD_DRAWS:
+        return None  # more than a genuine audit's at any alpha, but for --order-shards in the hundreds
+    given = _rerun(tuple(tuple(values) for values in usable), seed, draws)
+    if report.versions.get("numpy") == np.__version__:
+        slack = 0.0  # the very draws again
+    else:
+        slack = 5 * math.sqrt(2 * given.p_value * (1 - given.p_value) / draws) + 2 / (1 + draws)
+    if abs(given.p_value - test.p_value) > slack:
+        return f"its shards give p = {given.p_value!r}, not the {test.p_value!r} it says"
+    if test.min_attainable_p is None or not math.isclose(test.min_attainable_p, given.min_p, rel_tol=1e-9):
+        return f"its shards give no p below {given.min_p!r}, not {test.min_attainable_p!r} as it says"
     return None
+
+
+def _shards(test: TestResult, order_shards: int, order_permutations: int) -> str | None:
+    """Each shard is one the settings could give, of the size and reorderings they give, and its
+    own numbers are what its orderings' log-probabilities give."""
+    if not test.shards:
+        return "it ran on no shard"
+    if len(test.shards) > order_shards:
+        return f"{len(test.shards)} shards, where settings.order_shards is {order_shards}"
+    size = test.shards[0].n_items
+    if not MIN_ITEMS_PER_SHARD <= size <= MAX_ITEMS_PER_SHARD:
+        return f"shards of {size} questions (a shard holds {MIN_ITEMS_PER_SHARD} to {MAX_ITEMS_PER_SHARD})"
+    reorderings = min(order_permutations, math.factorial(size) - 1)
+    for index, shard in enumerate(test.shards):
+        where = f"shard {index}"
+        if shard.index != index or shard.n_items != size:
+            return (
+                f"{where} is numbered {shard.index} and holds {shard.n_items} questions, not {index} and "
+                f"{size}"
+            )
+        if len(shard.permuted_logprobs) != reorderings:
+            return (
+                f"{where} gives {len(shard.permuted_logprobs)} reorderings' log-probabilities, not "
+                f"{reorderings}"
+            )
+        logprobs = [shard.canonical_logprob, *shard.permuted_logprobs]
+        if not can_judge(logprobs, False):
+            continue  # its numbers were not computed (null)
+        permuted = np.array(shard.permuted_logprobs, dtype=np.float64)
+        mean = float(permuted.mean())
+        computed = {
+            "permuted_mean_logprob": mean,
+            "permuted_std_logprob": float(permuted.std(ddof=1)) if permuted.size > 1 else 0.0,
+            "statistic": shard.canonical_logprob - mean,  # type: ignore[operator]  # not None
+        }
+        for name, given in computed.items():
+            value = getattr(shard, name)
+            if value is None or not math.isclose(value, given, rel_tol=1e-9, abs_tol=1e-9):
+                return f"{where}'s {name} {value} is not what its log-probabilities give ({given!r})"
+    return None
+
+
+@functools.lru_cache(maxsize=8)
+def _rerun(shards: tuple[tuple[float, ...], ...], seed: int, draws: int) -> RandomizationOutcome:
+    """The randomization test of these shards, once a process: a report is checked each time it is
+    validated (read, saved, each rendering)."""
+    return randomization_test([standardized(values) for values in shards], seed, draws)
 
 
 def _flags(test: TestResult, report: Report) -> str | None:

@@ -15,7 +15,7 @@ import numpy as np
 from pydantic import BaseModel, ValidationError
 
 from ..errors import InputError, ReportInvalid, ReportUnreadable, RuntimeFailure
-from .model import SCHEMA_VERSION, Report
+from .model import SCHEMA_VERSION, Report, schema_minor
 
 
 def check_writable(path: str | Path, flag: str) -> Path:
@@ -196,6 +196,16 @@ def _null_constants(value: object) -> None:
                 _null_constants(part)
 
 
+def _finite(literal: str) -> float:
+    """A number of the file, which ``float`` would make infinite where it is too large (1e400):
+    read as such, it could not be written again."""
+    value = float(literal)
+    if not math.isfinite(value):
+        shown = literal if len(literal) <= 24 else literal[:20] + "..."
+        raise ValueError(f"the number {shown} is too large for a report (the largest is about 1.8e308)")
+    return value
+
+
 def _no_constant(name: str) -> None:
     """A report never holds NaN or Infinity (a number that could not be computed is null)."""
     raise ValueError(f"{name} is not a number a report holds (one that could not be computed is null)")
@@ -210,12 +220,6 @@ def _once(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
             raise ValueError(f"the key {key!r} appears twice in one object")
         seen[key] = value
     return seen
-
-
-def _minor(version: str) -> int:
-    """The minor part of a schema version ("1.2" -> 2; 0 where there is none or it is not a number)."""
-    parts = version.split(".")
-    return int(parts[1]) if len(parts) > 1 and parts[1].isdigit() else 0
 
 
 def read_report(path: str | Path) -> Report:
@@ -256,9 +260,8 @@ def read_report(path: str | Path) -> Report:
         )
     try:
         # utf-8-sig: a report saved again by an editor that starts its files with a byte-order mark
-        data = json.loads(
-            source.read_text(encoding="utf-8-sig"), parse_constant=_no_constant, object_pairs_hook=_once
-        )
+        saved = source.read_text(encoding="utf-8-sig")
+        data = json.loads(saved, parse_constant=_no_constant, parse_float=_finite, object_pairs_hook=_once)
     except OSError as exc:
         raise ReportUnreadable(f"Can't read the report {str(path)!r}: {exc.strerror or exc}.") from None
     except (UnicodeDecodeError, json.JSONDecodeError, ValueError) as exc:
@@ -274,7 +277,8 @@ def read_report(path: str | Path) -> Report:
     version = str(data.get("schema_version", ""))
     major, ours = version.split(".")[0], SCHEMA_VERSION.split(".")[0]
     newer = (major.isdigit() and int(major) > int(ours)) or (
-        major == ours and _minor(version) > _minor(SCHEMA_VERSION)  # fields this version does not know
+        major == ours
+        and schema_minor(version) > schema_minor(SCHEMA_VERSION)  # fields this version does not know
     )
     if newer:
         raise ReportUnreadable(
@@ -290,7 +294,7 @@ def read_report(path: str | Path) -> Report:
         # strict, as the schema reads: a number given as text ("0.5"), a count as 3.0 or a flag as
         # "yes" is refused, not read as what it might have meant (a generator of reports learns here,
         # not from a validator elsewhere that holds them to the schema)
-        return Report.model_validate_json(json.dumps(data), strict=True)
+        return Report.model_validate_json(saved, strict=True)
     except ValidationError as exc:
         raise ReportUnreadable(f"{str(path)!r} is not a valid report: {first_error(exc)}.") from None
 

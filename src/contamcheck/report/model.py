@@ -21,6 +21,13 @@ SCHEMA_VERSION = "1.6"  # 1.1: a bulk test's tail (centre, scale) and each quest
 # twins) and tail_gain_p_value; 1.6: each canonical-order shard's permuted_logprobs (and its numbers
 # null where not finite)
 
+
+def schema_minor(version: str) -> int:
+    """The minor part of a schema version ("1.2" -> 2; 0 where there is none or it is not a number)."""
+    parts = version.split(".")
+    return int(parts[1]) if len(parts) > 1 and parts[1].isdigit() else 0
+
+
 Status = Literal["fail", "warn", "pass", "skipped"]
 VerdictCode = Literal["likely", "evidence", "inconclusive", "clean"]
 
