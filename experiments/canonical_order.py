@@ -58,6 +58,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from contaminate import BASE, asdiv_problems, load_base, similar_texts, train_and_save
 
+from contamcheck.config import DEFAULT_ORDER_PERMUTATIONS
+
 SEPARATOR = "\n\n"  # the layout canonical-order scores: consecutive questions, a blank line apart
 KINDS = ("file-text", "file-jsonl", "questions", "similar", "file-shuffled")
 
@@ -212,6 +214,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--kinds", nargs="+", choices=KINDS, default=list(KINDS))
     parser.add_argument("--shards", type=int, nargs="+", default=[10], help="--order-shards values audited")
     parser.add_argument(
+        "--reorderings",
+        type=int,
+        default=DEFAULT_ORDER_PERMUTATIONS,
+        help="--order-permutations of the audits (default: an audit's)",
+    )
+    parser.add_argument(
         "--layout",
         choices=["question", "row"],
         default="question",
@@ -244,6 +252,8 @@ def main(argv: list[str] | None = None) -> None:
         for name, spec in models.items():
             for offset, path in files.items():
                 key = f"{name}|rows-{offset}-{offset + args.rows - 1}|{args.layout}|shards-{shards}"
+                if args.reorderings != DEFAULT_ORDER_PERMUTATIONS:  # the key runs before this option had
+                    key += f"|reorderings-{args.reorderings}"
                 started = time.perf_counter()
                 config = AuditConfig(
                     model=spec,
@@ -255,6 +265,7 @@ def main(argv: list[str] | None = None) -> None:
                     threads=args.threads,
                     cache=str(args.cache),
                     order_shards=shards,
+                    order_permutations=args.reorderings,
                 )
                 report = audit(config).model_dump(mode="json")
                 found = {
@@ -263,6 +274,7 @@ def main(argv: list[str] | None = None) -> None:
                     "rows": args.rows,
                     "layout": args.layout,
                     "shards": shards,
+                    "reorderings": args.reorderings,
                     **outcome(report),
                 }
                 print(
@@ -283,16 +295,22 @@ def markdown(results: dict[str, Any]) -> str:
     """Per layout and shard count, a table of p-values (and t) by model and block of rows."""
     runs = list(results["runs"].values())
     lines = []
-    for layout, shards in sorted({(r["layout"], r["shards"]) for r in runs}):
+
+    def reorderings(run: dict[str, Any]) -> int:  # runs before the option were an audit's default
+        return int(run.get("reorderings", DEFAULT_ORDER_PERMUTATIONS))
+
+    for layout, shards, each in sorted({(r["layout"], r["shards"], reorderings(r)) for r in runs}):
         mine = {
             (r["model"], r["offset"], r["rows"]): r
             for r in runs
-            if (r["layout"], r["shards"]) == (layout, shards)
+            if (r["layout"], r["shards"], reorderings(r)) == (layout, shards, each)
         }
         blocks = sorted({(offset, size) for _, offset, size in mine})
         scored = [r["questions_scored"] for r in mine.values() if r["p_value"] is not None]
         lines += [
-            f"canonical-order, {shards} shards, {'whole raw rows' if layout == 'row' else 'questions'}: "
+            f"canonical-order, {shards} shards"
+            + (f" x {each} reorderings" if each != DEFAULT_ORDER_PERMUTATIONS else "")
+            + f", {'whole raw rows' if layout == 'row' else 'questions'}: "
             f"one-sided p (its statistic: z since 2026-12-07, t before; after 't:', the t-test's p on the "
             "same shards, where the run recorded it); **bold**: p < 0.001; the shards cover the first "
             f"{min(scored, default=0)}–{max(scored, default=0)} rows of each block",

@@ -276,6 +276,17 @@ def test_canonical_order_experiment_on_a_tiny_model(tmp_path, capsys):
     runs = json.loads((out / "canonical-order.json").read_text())["runs"]
     assert len(runs) == 6 * 2 + 2 and runs["base|rows-0-39|row|shards-10"]["layout"] == "row"
     assert "canonical-order, 10 shards, whole raw rows:" in (out / "canonical-order.md").read_text()
+    # more reorderings a shard: runs of their own, beside those of an audit's 5
+    canonical_order.main(
+        [*rerun, "--reorderings", "8", "--cache", str(tmp_path / "cache"), "--out", str(out)]
+    )
+    runs = json.loads((out / "canonical-order.json").read_text())["runs"]
+    more = runs["file-text-30|rows-0-39|question|shards-10|reorderings-8"]
+    assert more["reorderings"] == 8 and "8 reorderings each" in more["note"]
+    assert runs["file-text-30|rows-0-39|question|shards-10"]["p_value"] == seen["p_value"]  # kept
+    assert (
+        "canonical-order, 10 shards x 8 reorderings, questions:" in (out / "canonical-order.md").read_text()
+    )
     with pytest.raises(SystemExit, match="trained with other settings \\(lr\\)"):
         canonical_order.main([*rerun, "--lr", "1e-3", "--out", str(out)])
     assert "wrote " in capsys.readouterr().out
