@@ -6,8 +6,9 @@ docs publish, of every schema version, keeps them all (tests/test_saved_reports.
 report that breaks one was changed after its audit, and a gate re-reading it (``contamcheck
 report``) must not take its verdict. The rules are the documented ones, not a re-run of the
 analysis (but for canonical-order's randomization test, run again from what the report keeps:
-milliseconds at the default alpha, once a process): they catch an edit made carelessly or naively (a status or a verdict changed alone),
-not a forger who changes every number that depends on another.
+milliseconds at the default alpha, once a process): they catch an edit made carelessly or naively
+(a status or a verdict changed alone), not a forger who changes every number that depends on
+another.
 """
 
 from __future__ import annotations
