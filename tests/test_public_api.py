@@ -60,6 +60,8 @@ def test_permutations_are_capped_where_alpha_would_ask_for_hours():
 
     assert AuditConfig(model="m", benchmark="b").permutations_for(3) == 30_000
     assert AuditConfig(model="m", benchmark="b", alpha=1e-9).permutations_for(3) == MAX_PERMUTATIONS
+    # 10 / alpha overflowed: the audit stopped at its end, after all the model's work (exit 3)
+    assert AuditConfig(model="m", benchmark="b", alpha=1e-310).permutations_for(3) == MAX_PERMUTATIONS
 
 
 def test_too_long_counts_the_bytes_linux_counts():

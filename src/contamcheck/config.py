@@ -300,8 +300,8 @@ class AuditConfig:
         """
         if self.permutations is not None:
             return self.permutations
-        wanted = math.ceil(10 * max(1, number_of_tests) / self.alpha)
-        return min(MAX_PERMUTATIONS, max(MIN_PERMUTATIONS, wanted))
+        wanted = 10 * max(1, number_of_tests) / self.alpha  # infinite for an alpha of 1e-310
+        return MAX_PERMUTATIONS if wanted >= MAX_PERMUTATIONS else max(MIN_PERMUTATIONS, math.ceil(wanted))
 
 
 # the command line's spellings that are no field, as a Python caller may try them
