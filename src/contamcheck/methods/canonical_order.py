@@ -100,9 +100,7 @@ class ShardOutcome:
 
     @property
     def permuted_std(self) -> float:
-        if not np.isfinite(self.permuted).all():  # an ordering scored -inf: no spread (and no warning)
-            return math.nan
-        return float(np.std(self.permuted, ddof=1)) if len(self.permuted) > 1 else 0.0
+        return spread(self.permuted)
 
     @property
     def statistic(self) -> float:
@@ -111,6 +109,14 @@ class ShardOutcome:
     @property
     def standardized(self) -> np.ndarray:
         return standardized([self.canonical, *self.permuted])
+
+
+def spread(logprobs: Sequence[float]) -> float:
+    """The reorderings' standard deviation (ddof = 1; 0 for one reordering, NaN where one scored
+    -inf, without numpy's warning), as a report's shard holds it."""
+    if not np.isfinite(logprobs).all():
+        return math.nan
+    return float(np.std(logprobs, ddof=1)) if len(logprobs) > 1 else 0.0
 
 
 def standardized(logprobs: Sequence[float]) -> np.ndarray:

@@ -28,6 +28,7 @@ from ..methods.canonical_order import (
     randomization_draws,
     randomization_test,
     randomization_z,
+    spread,
     standardized,
 )
 from ..stats.index import MODERATE, WARN_STRENGTH, band_of
@@ -193,11 +194,11 @@ def _shards(test: TestResult, order_shards: int, order_permutations: int) -> str
         logprobs = [shard.canonical_logprob, *shard.permuted_logprobs]
         if not can_judge(logprobs, False):
             continue  # its numbers were not computed (null)
-        permuted = np.array(shard.permuted_logprobs, dtype=np.float64)
-        mean = float(permuted.mean())
+        permuted = [value for value in shard.permuted_logprobs if value is not None]  # none is
+        mean = float(np.mean(permuted))
         computed = {
             "permuted_mean_logprob": mean,
-            "permuted_std_logprob": float(permuted.std(ddof=1)) if permuted.size > 1 else 0.0,
+            "permuted_std_logprob": spread(permuted),
             "statistic": shard.canonical_logprob - mean,  # type: ignore[operator]  # not None
         }
         for name, given in computed.items():
