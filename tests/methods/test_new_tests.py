@@ -292,6 +292,33 @@ def test_canonical_order_draws_enough_for_a_small_alpha(tmp_path, alpha, draws, 
     assert read_report(path).tests[0].p_value == order.p_value
 
 
+def test_canonical_order_says_what_it_detects_at_holms_first_step():
+    """Its note gave the effect it detects at alpha, but the verdict weighs it with the other
+    calibrated tests (Holm), and on its own it must reach alpha over their number: near the draws'
+    cap (alpha 1.5e-7, 10 million draws, no p below 1e-7) the note said it could detect a
+    preference the verdict could never rest on it alone. It is judged after the others, and its
+    result keeps its place among them."""
+    from contamcheck import AuditConfig, audit
+
+    tests = ("canonical-order", "completion", "min-k")
+    config = AuditConfig(model="fake:clean", benchmark="sample", tests=tests, alpha=1.5e-7, no_cache=True)
+    report = audit(config)
+    assert [t.name for t in report.tests] == list(tests)
+    order = report.tests[0]
+    calibrated = sum(t.calibrated and t.p_value is not None for t in report.tests)
+    assert calibrated == 3
+    assert order.min_attainable_p is not None and 1.5e-7 / 3 < order.min_attainable_p < 1.5e-7
+    assert (
+        order.note is not None
+        and "No published-order preference can reach p < 5e-08 (alpha 1.5e-07 " in order.note
+    )
+    assert "over 3 calibrated tests) with 10,000,000 draws, the most an audit takes" in order.note
+    # at the default alpha it can: the effect is that at Holm's first step, larger than at alpha
+    report = audit(dataclasses.replace(config, alpha=0.001))
+    note = report.tests[0].note
+    assert note is not None and "With 80% power at p < 0.00033 (alpha 0.001 over 3 calibrated tests) " in note
+
+
 @pytest.mark.parametrize(("size", "wanted"), [(8, 10_000), (8, 40_319), (7, 5_039), (4, 23), (3, 10)])
 def test_canonical_order_draws_near_all_reorderings_each_once(size, wanted):
     """Near all of a shard's reorderings, drawing until each turns up (with a list to look them up

@@ -272,6 +272,9 @@ def _audit(
         for item in controls.controls
     }
     results: list[TestResult] = []
+    # canonical-order is judged last (in its place among the results): what its note says it can
+    # detect is at Holm's first step, alpha over the calibrated tests that ran
+    orders: dict[int, tuple[CanonicalOrder, list[Shard], int]] = {}
     for done, test in enumerate(tests):
         # a step of its own (a large benchmark's permutations take a while), and a point where a
         # web UI audit's cancel is heard
@@ -283,7 +286,7 @@ def _audit(
                 reorderings = "random reorderings of the same questions"
                 results.append(skipped(test, test.calibrated, reorderings, unscorable or str(shards)))
             else:
-                results.append(run_canonical_order(test, shards, target_evidence, config.alpha, seed))
+                orders[len(results) + len(orders)] = (test, shards, seed)  # its place among the results
             continue
         calibrated = test.calibrated_against(not controls.paired) and is_calibrated(
             test.likelihood, has_reference, not controls.paired
@@ -331,6 +334,10 @@ def _audit(
                 )
             )
 
+    others = sum(r.calibrated and r.p_value is not None for r in results)
+    for at, (test, shards, seed) in orders.items():  # in the tests' order, so each lands at its place
+        order = run_canonical_order(test, shards, target_evidence, config.alpha, seed, others + len(orders))
+        results.insert(at, order)
     progress(ANALYSIS, len(tests), len(tests))
     # questions without a twin were tested: a benchmark seen whole can't be cleared by the bulk alone
     verdict, index = assemble.judged(results, config.alpha, controls.without_twin > 0, config.fail_on)

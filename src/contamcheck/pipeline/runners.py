@@ -640,9 +640,11 @@ def run_guided(
 
 
 def run_canonical_order(
-    test: CanonicalOrder, shards: list[Shard], evidence: Evidence, alpha: float, seed: int
+    test: CanonicalOrder, shards: list[Shard], evidence: Evidence, alpha: float, seed: int, tests: int = 1
 ) -> TestResult:
-    """Per-shard published-order preference, a randomization test across shards."""
+    """Per-shard published-order preference, a randomization test across shards. ``tests``: the
+    calibrated tests the verdict weighs together (Holm), so that on its own this one must reach
+    alpha / tests, the effect its note says it can detect."""
     result = base_result(test, True, "random reorderings of the same questions")
     outcomes = test.outcomes(shards, evidence)
     usable = [o for o in outcomes if can_judge([o.canonical, *o.permuted], o.truncated)]
@@ -687,7 +689,12 @@ def run_canonical_order(
     result.permutations = draws
     result.mean_difference = float(values.mean())
     result.median_difference = float(np.median(values))
-    effect = minimum_detectable_effect(usable, alpha)
+    # Holm's first step: what this test must reach for the verdict to rest on it alone
+    bar = alpha / tests
+    at = (
+        f"alpha {alpha:g}" if tests == 1 else f"p < {bar:.2g} (alpha {alpha:g} over {tests} calibrated tests)"
+    )
+    effect = minimum_detectable_effect(usable, bar)
     first = shards[0]  # every shard has its size and as many reorderings
     result.note = (
         f"{len(usable)} shards of {len(first.items)} "
@@ -695,13 +702,13 @@ def run_canonical_order(
         f"(Oren et al. used 50 shards x 250 on GPUs); p from {draws:,} random choices of "
         f"which ordering in each shard is the published one (no smaller p than {outcome.min_p:.2g}). "
         + (
-            f"With 80% power at alpha {alpha:g} this detects a published order scoring about {effect:.1f} "
+            f"With 80% power at {at} this detects a published order scoring about {effect:.1f} "
             "standard deviations of its shard's orderings above their mean, on average."
-            if math.isfinite(effect) and outcome.min_p < alpha
-            else f"No published-order preference can reach alpha {alpha:g} with {draws:,} draws, the most "
+            if math.isfinite(effect) and outcome.min_p < bar
+            else f"No published-order preference can reach {at} with {draws:,} draws, the most "
             "an audit takes: choose a larger --alpha."
-            if 1 / (1 + draws) >= alpha
-            else f"No published-order preference can reach alpha {alpha:g} with these shards and "
+            if 1 / (1 + draws) >= bar
+            else f"No published-order preference can reach {at} with these shards and "
             "reorderings: raise --order-shards or --order-permutations."
         )
     )
