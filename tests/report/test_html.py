@@ -291,6 +291,10 @@ def test_a_shard_scored_minus_infinity_is_saved_read_and_drawn(tmp_path):
     assert first.canonical_logprob == order.shards[0].canonical_logprob  # finite: kept
     assert read.shards[1] == order.shards[1] and read.p_value == order.p_value
     assert "canonical-order" in sections(to_html(again))
+    # its place in the chart was an empty gap, unexplained: a cross on the axis and the legend say why
+    unscored = "scored not finite (not used)"
+    assert unscored in to_html(again) and unscored in to_html(report)  # saved (null), in memory
+    assert unscored not in to_html(audit(config))
 
 
 def test_a_report_changed_in_memory_to_contradict_itself_is_refused_by_every_rendering(twin_report: Report):

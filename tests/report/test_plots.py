@@ -46,3 +46,70 @@ def test_bins_finish_for_values_closer_than_their_float_step():
     edges = _bins(values, 1e6)
     counts, _ = np.histogram(_unflagged_left(values, 1e6), edges)
     assert counts.sum() == 2
+
+
+@pytest.mark.parametrize(
+    ("unscored", "truncated"), [(False, False), (True, False), (False, True), (True, True)]
+)
+def test_the_shard_chart_keeps_its_legend_inside_the_figure_and_says_why_a_bar_is_missing(
+    monkeypatch, unscored, truncated
+):
+    """A shard the model scored -inf has no bar: its place was an empty gap, unexplained. A cross
+    and a legend entry say why; the legend, one row too wide with it (or with a truncated shard),
+    narrowed the axes to half the figure and ran off its edge; the truncated shard's entry took
+    matplotlib's default blue, not the muted grey of its bar."""
+    import matplotlib.colors
+    import matplotlib.figure
+
+    from contamcheck.report.model import ShardResult
+    from contamcheck.report.plots import MUTED_COLOUR, shard_chart
+
+    drawn: list[dict[str, object]] = []
+    save = matplotlib.figure.Figure.savefig
+
+    def seen(figure, *args, **kwargs):
+        save(figure, *args, **kwargs)
+        renderer = figure.canvas.get_renderer()
+        (ax,) = figure.axes
+        legend = ax.get_legend()
+        drawn.append(
+            {
+                "figure": figure.bbox,
+                "axes": ax.get_window_extent(renderer),
+                "legend": legend.get_window_extent(renderer),
+                "entries": dict(
+                    zip([t.get_text() for t in legend.get_texts()], legend.legend_handles, strict=True)
+                ),
+            }
+        )
+
+    monkeypatch.setattr(matplotlib.figure.Figure, "savefig", seen)
+    shards = [
+        ShardResult(
+            index=i,
+            first_position=5 * i,
+            n_items=5,
+            canonical_logprob=-100.0,
+            permuted_mean_logprob=-100.0 - i % 3,
+            permuted_std_logprob=1.5,
+            statistic=float(i % 3),
+            truncated=truncated and i == 6,
+            permuted_logprobs=[-100.0] * 5,
+        )
+        for i in range(10)
+    ]
+    if unscored:
+        shards[3] = shards[3].model_copy(update={"statistic": None, "permuted_mean_logprob": None})
+    svg = shard_chart(shards, "salt")
+    (figure,) = drawn
+    entries = figure["entries"]
+    assert isinstance(entries, dict)
+    assert ("scored not finite (not used)" in entries) == unscored
+    assert ("scored not finite (not used)" in svg) == unscored
+    assert ("truncated (not used)" in entries) == truncated
+    if truncated:
+        colour = entries["truncated (not used)"].get_facecolor()
+        assert matplotlib.colors.to_hex(colour) == MUTED_COLOUR
+    whole, axes, legend = figure["figure"], figure["axes"], figure["legend"]
+    assert legend.x1 <= whole.x1 + 1  # type: ignore[attr-defined]
+    assert axes.width >= 0.8 * whole.width  # type: ignore[attr-defined]

@@ -41,6 +41,7 @@ STYLE: dict[str, Any] = {
     "axes.facecolor": "none",
 }
 FIGURE_SIZE = (7.0, 2.7)
+LEGEND_ROW = 75  # characters of labels a row of the legend holds at FIGURE_SIZE's width
 
 
 def difference_histogram(differences: Sequence[float], threshold: float | None, label: str, salt: str) -> str:
@@ -114,7 +115,13 @@ def shard_chart(shards: Sequence[ShardResult], salt: str) -> str:
     def draw(ax: Any) -> None:
         positions = [shard.index + 1 for shard in shards]
         colours = [MUTED_COLOUR if shard.truncated else BENCHMARK_COLOUR for shard in shards]
-        statistics = [math.nan if s.statistic is None else s.statistic for s in shards]  # not drawn
+        # a shard one of whose orderings the model scored -inf has no number (null once saved): no bar
+        # is drawn, a cross on the axis says why its place is empty
+        statistics = [
+            s.statistic if s.statistic is not None and math.isfinite(s.statistic) else math.nan
+            for s in shards
+        ]
+        unscored = [p for p, value in zip(positions, statistics, strict=True) if math.isnan(value)]
         spreads = [math.nan if s.permuted_std_logprob is None else s.permuted_std_logprob for s in shards]
         ax.bar(
             positions,
@@ -138,8 +145,13 @@ def shard_chart(shards: Sequence[ShardResult], salt: str) -> str:
         ax.set_xlabel("shard (consecutive questions in published order)")
         ax.set_ylabel("canonical − permuted\nlog-probability")
         if any(shard.truncated for shard in shards):
-            ax.bar([], [], color=MUTED_COLOUR, label="truncated (not used)")
+            # a bar at no place: an empty one took matplotlib's default colour in the legend, not this
+            ax.bar([math.nan], [math.nan], color=MUTED_COLOUR, label="truncated (not used)")
+        if unscored:
+            ax.scatter(unscored, [0.0] * len(unscored), marker="x", color=NULL_COLOUR, s=40, zorder=3)
         ax.errorbar([], [], yerr=[], fmt="none", ecolor=NULL_COLOUR, label="± spread of the reorderings")
+        if unscored:  # a container, as the entries before it: the legend keeps their order
+            ax.errorbar([], [], fmt="x", color=NULL_COLOUR, label="scored not finite (not used)")
 
     return _figure(draw, salt)
 
@@ -206,8 +218,11 @@ def _figure(draw: Any, salt: str) -> str:
             draw(ax)
             if ax.get_ylabel() == "":
                 ax.set_ylabel("questions")
-            # above the axes, so it never hides a bar
-            ax.legend(loc="lower left", bbox_to_anchor=(0, 1.0), ncol=3, fontsize=9, borderaxespad=0.3)
+            # above the axes, so it never hides a bar; in two columns where one row would be wider than
+            # the figure (constrained layout then narrowed the axes to make room)
+            labels = ax.get_legend_handles_labels()[1]
+            columns = 3 if sum(len(label) for label in labels) <= LEGEND_ROW else 2
+            ax.legend(loc="lower left", bbox_to_anchor=(0, 1.0), ncol=columns, fontsize=9, borderaxespad=0.3)
             buffer = io.StringIO()
             figure.savefig(buffer, format="svg", metadata={"Date": None})
         finally:
