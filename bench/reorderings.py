@@ -1,13 +1,15 @@
-"""What canonical-order's reorderings a shard cost in the README's demo audit, measured in one run.
+"""What canonical-order's shards and reorderings cost in the README's demo audit, measured in one run.
 
 The demo (SmolLM2-135M-Instruct on 100 HumanEval prompts, no reference) audited cold (a fresh
-evidence cache, the dequantised model copy already made) once per ``--order-permutations`` value,
-one after another in fresh processes: wall time, the model's compute, the texts scored, and
-canonical-order's result. More reorderings caught a model that saw GSM8K three times as a file
-that 5 only warned of (docs/VALIDATION.md); this is their price in the audit people run first.
+evidence cache, the dequantised model copy already made) once per ``--order-shards`` and
+``--order-permutations`` pair, one after another in fresh processes: wall time, the model's
+compute, the texts scored, and canonical-order's result. More reorderings caught a model that saw
+GSM8K three times as a file that 5 only warned of, and 20 shards of 20 carried the verdict of an
+audit of every test (docs/VALIDATION.md); this is their price in the audit people run first.
 Ratios matter, not absolute times (the machine is shared).
 
-    python bench/reorderings.py --threads 2 --out bench/results-reorderings.json
+    python bench/reorderings.py --shards 10 --reorderings 5 10 20 --threads 2 \
+        --out bench/results-reorderings.json
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ def main(argv: list[str] | None = None) -> None:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--reorderings", type=int, nargs="+", default=[5, 10, 20])
+    parser.add_argument("--shards", type=int, nargs="+", default=[10], help="each with every --reorderings")
     parser.add_argument("--benchmark", default="humaneval")
     parser.add_argument("--limit", type=int, default=100)
     parser.add_argument("--threads", type=int, default=2)
@@ -46,33 +49,36 @@ def main(argv: list[str] | None = None) -> None:
     root = Path(tempfile.mkdtemp(prefix="contamcheck-bench-"))
     runs: dict[str, Any] = {}
     try:
-        for count in args.reorderings:
-            print(f"cold audit, {count} reorderings a shard", flush=True)
-            report = run_audit(
-                args.benchmark,
-                args.limit,
-                fresh_cache(root, args.converted),
-                args.threads,
-                "--order-permutations",
-                str(count),
-            )
-            evidence = report["run"]["evidence"]["model"]
-            order = next(t for t in report["tests"] if t["name"] == "canonical-order")
-            runs[str(count)] = {
-                "wall_s": report["_wall_s"],
-                "engine_compute_s": evidence["compute_seconds"],
-                "requests": evidence["requested"],
-                "tokens_scored": evidence["tokens_scored"],
-                "canonical_order": {k: order.get(k) for k in ("status", "p_value", "statistic", "n")},
-                "verdict": report["verdict"]["label"],
-            }
+        for shards in args.shards:
+            for count in args.reorderings:
+                print(f"cold audit, {shards} shards of {count} reorderings", flush=True)
+                report = run_audit(
+                    args.benchmark,
+                    args.limit,
+                    fresh_cache(root, args.converted),
+                    args.threads,
+                    "--order-shards",
+                    str(shards),
+                    "--order-permutations",
+                    str(count),
+                )
+                evidence = report["run"]["evidence"]["model"]
+                order = next(t for t in report["tests"] if t["name"] == "canonical-order")
+                runs[f"{shards}x{count}"] = {
+                    "wall_s": report["_wall_s"],
+                    "engine_compute_s": evidence["compute_seconds"],
+                    "requests": evidence["requested"],
+                    "tokens_scored": evidence["tokens_scored"],
+                    "canonical_order": {k: order.get(k) for k in ("status", "p_value", "statistic", "n")},
+                    "verdict": report["verdict"]["label"],
+                }
     finally:
         shutil.rmtree(root, ignore_errors=True)
-    first = runs[str(args.reorderings[0])]
-    for count, run in runs.items():
+    first = next(iter(runs.values()))
+    for setting, run in runs.items():
         run["wall_ratio"] = run["wall_s"] / first["wall_s"]
         print(
-            f"{count:>3} reorderings: {run['wall_s']:.0f} s ({run['wall_ratio']:.2f}x), "
+            f"{setting:>6} (shards x reorderings): {run['wall_s']:.0f} s ({run['wall_ratio']:.2f}x), "
             f"{run['requests']} texts, canonical-order p = {run['canonical_order']['p_value']}",
             flush=True,
         )
