@@ -8,8 +8,8 @@ GSM8K three times as a file that 5 only warned of, and 20 shards of 20 carried t
 audit of every test (docs/VALIDATION.md); this is their price in the audit people run first.
 Ratios matter, not absolute times (the machine is shared).
 
-    python bench/reorderings.py --shards 10 --reorderings 5 10 20 --threads 2 \
-        --out bench/results-reorderings.json
+    cd bench && python reorderings.py --shards 10 20 --reorderings 5 20 --threads 2 \
+        --out results-reorderings.json   # the run bench/results-reorderings.json holds
 """
 
 from __future__ import annotations

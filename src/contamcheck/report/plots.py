@@ -147,10 +147,10 @@ def shard_chart(shards: Sequence[ShardResult], salt: str) -> str:
         if any(shard.truncated for shard in shards):
             # a bar at no place: an empty one took matplotlib's default colour in the legend, not this
             ax.bar([math.nan], [math.nan], color=MUTED_COLOUR, label="truncated (not used)")
+        ax.errorbar([], [], yerr=[], fmt="none", ecolor=NULL_COLOUR, label="± spread of the reorderings")
         if unscored:
             ax.scatter(unscored, [0.0] * len(unscored), marker="x", color=NULL_COLOUR, s=40, zorder=3)
-        ax.errorbar([], [], yerr=[], fmt="none", ecolor=NULL_COLOUR, label="± spread of the reorderings")
-        if unscored:  # a container, as the entries before it: the legend keeps their order
+            # its legend entry a container, as the entries before it: the legend keeps their order
             ax.errorbar([], [], fmt="x", color=NULL_COLOUR, label="scored not finite (not used)")
 
     return _figure(draw, salt)
